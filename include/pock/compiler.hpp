@@ -1,0 +1,81 @@
+// The compiler's public API: a model Graph (built in C++ or imported) plus a Recipe become a
+// training-graph blob. docs/recipe.md documents every recipe field.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pock/graph.hpp"
+#include "pock/status.hpp"
+
+namespace pock {
+
+// One selection rule of trainable parameters (the sparse-BP language; see docs/recipe.md).
+struct TrainableRule {
+  std::string match;          // glob over parameter names ("*.bias", "features.15.*.weight")
+  std::string layers;         // "last:4", "first:2", "3:7" over the model's layers; empty: any
+  bool bias_only = false;
+  double channel_ratio = -1;  // partial-channel update: fraction of leading output channels
+  int64_t channels = -1;      // or an explicit count
+};
+
+struct Recipe {
+  int64_t batch_size = 0;  // 0: keep the model's input shapes
+  struct Loss {
+    std::string type = "cross_entropy";  // cross_entropy | mse | output (the model's scalar output)
+    std::string logits;                  // model output that the loss reads ("" = the only output)
+    std::string labels = "label";        // name of the label input created for the loss
+    int64_t ignore_index = -100;
+    double label_smoothing = 0.0;
+  } loss;
+  struct Optimizer {
+    std::string type = "sgd";  // sgd | adam | adamw
+    double lr = 0.01;
+    double momentum = 0.0;
+    bool nesterov = false;
+    double weight_decay = 0.0;
+    double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  } optimizer;
+  struct Schedule {
+    std::string type = "constant";  // constant | linear_warmup | cosine
+    int64_t warmup_steps = 0;
+    int64_t total_steps = 0;
+    double min_lr = 0.0;
+  } schedule;
+  int64_t grad_accumulation = 1;  // micro-batches per update
+  double clip_grad_norm = 0.0;    // 0: off
+  std::vector<TrainableRule> trainable;  // empty: every parameter trains
+  bool freeze_batchnorm_stats = false;   // frozen layers' BatchNorm uses running stats
+};
+
+// Parses a recipe; unknown fields, wrong types and bad values give an error naming the field.
+Result<Recipe> parse_recipe(std::string_view json);
+Result<Recipe> load_recipe(const std::string& path);
+
+struct CompileOptions {
+  std::string backend;         // preferred backend recorded per op ("" = heuristic)
+  bool optimize = true;        // fusion, folding, DCE, CSE
+  bool reorder_updates = true; // apply each parameter's update as soon as its gradient is ready
+  std::string profile_path;    // measured kernel timings from `pockc tune` (optional)
+};
+
+// What the compiler built, for `pockc inspect` and the memory tests.
+struct CompileReport {
+  uint64_t weights_bytes = 0;
+  uint64_t trainable_bytes = 0;
+  uint64_t optimizer_state_bytes = 0;
+  uint64_t saved_activation_bytes = 0;  // forward activations kept alive for the backward pass
+  uint64_t arena_peak_bytes = 0;        // the train function's plan (infer if no recipe)
+  uint64_t arena_lower_bound_bytes = 0; // largest total of simultaneously live tensors
+  uint64_t persistent_bytes = 0;
+  std::string json;                     // the full report
+};
+
+// Without a recipe only the inference function is built.
+Result<std::vector<uint8_t>> compile(const Graph& model, const Recipe* recipe, const CompileOptions& options = {},
+                                     CompileReport* report = nullptr);
+Status compile_to_file(const Graph& model, const Recipe* recipe, const std::string& path,
+                       const CompileOptions& options = {}, CompileReport* report = nullptr);
+
+}  // namespace pock

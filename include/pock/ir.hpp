@@ -1,0 +1,84 @@
+// The graph IR shared by the compiler and the runtime: dtypes, static shapes, typed attributes,
+// tensors and nodes. Deliberately plain data: passes rewrite it, the blob writer serializes it.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "pock/status.hpp"
+
+namespace pock {
+
+enum class DType : uint8_t { kF32 = 0, kF16, kBF16, kI32, kI64, kI8, kU8, kBool };
+constexpr int kNumDTypes = 8;
+size_t dtype_size(DType dt);
+const char* dtype_name(DType dt);
+Result<DType> dtype_from_name(std::string_view name);
+bool is_float(DType dt);
+
+constexpr int kMaxRank = 8;
+using Shape = std::vector<int64_t>;
+int64_t numel(const Shape& shape);
+std::string shape_str(const Shape& shape);
+
+// Attribute values: the few types ops need. Lists are int64 / float.
+using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>>;
+
+// Sorted small map: lookups by string_view never allocate (kernels read attributes in a step).
+class Attrs {
+ public:
+  Attrs() = default;
+  Attrs(std::initializer_list<std::pair<std::string, AttrValue>> init);
+  void set(std::string name, AttrValue value);
+  bool has(std::string_view name) const { return find(name) != nullptr; }
+  const AttrValue* find(std::string_view name) const;
+  int64_t get_int(std::string_view name, int64_t fallback) const;
+  double get_float(std::string_view name, double fallback) const;
+  std::string_view get_string(std::string_view name, std::string_view fallback) const;
+  // Returns the list, or `fallback` when absent. A scalar int attribute reads as a 1-element list.
+  const std::vector<int64_t>& get_ints(std::string_view name, const std::vector<int64_t>& fallback) const;
+  const std::vector<double>& get_floats(std::string_view name, const std::vector<double>& fallback) const;
+  const std::vector<std::pair<std::string, AttrValue>>& items() const { return items_; }
+  bool operator==(const Attrs& other) const { return items_ == other.items_; }
+
+ private:
+  std::vector<std::pair<std::string, AttrValue>> items_;  // sorted by name
+};
+
+// What a tensor is for; decides where it lives (blob weights, persistent region, arena).
+enum class TensorKind : uint8_t {
+  kInput = 0,      // fed by the caller each step (images, tokens, labels)
+  kParameter,      // a model weight; trainable or frozen per the recipe
+  kState,          // mutable non-parameter state: optimizer moments, BN running stats, step counter
+  kConstant,       // a folded constant
+  kActivation,     // an intermediate: planned into the arena
+  kOutput,         // an intermediate that the caller reads after a function runs
+};
+const char* tensor_kind_name(TensorKind kind);
+
+struct TensorDesc {
+  std::string name;
+  DType dtype = DType::kF32;
+  Shape shape;
+  TensorKind kind = TensorKind::kActivation;
+  bool trainable = false;            // parameters only
+  std::shared_ptr<const std::vector<uint8_t>> data;  // initial value (parameters, constants, state)
+  size_t nbytes() const { return static_cast<size_t>(numel(shape)) * dtype_size(dtype); }
+};
+
+using TensorId = int32_t;
+constexpr TensorId kNoTensor = -1;
+
+struct Node {
+  std::string op;
+  std::string name;                 // from the source model where it has one; for messages
+  std::vector<TensorId> inputs;     // kNoTensor marks an omitted optional input
+  std::vector<TensorId> outputs;
+  Attrs attrs;
+};
+
+}  // namespace pock

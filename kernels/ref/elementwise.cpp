@@ -1,0 +1,199 @@
+// Reference kernels for the elementwise family (f32; Cast and Where for their dtypes).
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/ref/ref_util.hpp"
+
+namespace pock {
+namespace {
+
+template <typename Op>
+Status binary(const KernelCall& c) {
+  const float* a = c.in_data<float>(0);
+  const float* b = c.in_data<float>(1);
+  float* y = c.out_data<float>(0);
+  const pock_tensor_desc* ins[2] = {&c.in(0), &c.in(1)};
+  ref::for_each_broadcast<2>(c.out(0), ins, [&](int64_t o, int64_t i, int64_t j) { y[o] = Op()(a[i], b[j]); });
+  return Status::ok();
+}
+
+struct AddOp { float operator()(float a, float b) const { return a + b; } };
+struct SubOp { float operator()(float a, float b) const { return a - b; } };
+struct MulOp { float operator()(float a, float b) const { return a * b; } };
+struct DivOp { float operator()(float a, float b) const { return a / b; } };
+struct PowOp { float operator()(float a, float b) const { return std::pow(a, b); } };
+struct MaxOp { float operator()(float a, float b) const { return a > b ? a : b; } };
+struct MinOp { float operator()(float a, float b) const { return a < b ? a : b; } };
+
+template <float (*F)(float)>
+Status unary(const KernelCall& c) {
+  const float* x = c.in_data<float>(0);
+  float* y = c.out_data<float>(0);
+  const int64_t n = numel(c.out(0));
+  for (int64_t i = 0; i < n; ++i) y[i] = F(x[i]);
+  return Status::ok();
+}
+
+float neg(float x) { return -x; }
+float exp_(float x) { return std::exp(x); }
+float log_(float x) { return std::log(x); }
+float sqrt_(float x) { return std::sqrt(x); }
+float rsqrt(float x) { return 1.0f / std::sqrt(x); }
+float abs_(float x) { return std::fabs(x); }
+float reciprocal(float x) { return 1.0f / x; }
+float square(float x) { return x * x; }
+float relu(float x) { return x > 0.0f ? x : 0.0f; }
+float relu6(float x) { return std::fmin(std::fmax(x, 0.0f), 6.0f); }
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+float tanh_(float x) { return std::tanh(x); }
+float silu(float x) { return x / (1.0f + std::exp(-x)); }
+float hardsigmoid(float x) { return std::fmin(std::fmax(x / 6.0f + 0.5f, 0.0f), 1.0f); }
+float hardswish(float x) { return x * hardsigmoid(x); }
+
+Status gelu(const KernelCall& c) {
+  const float* x = c.in_data<float>(0);
+  float* y = c.out_data<float>(0);
+  const int64_t n = numel(c.out(0));
+  const bool tanh_form = c.attr_string("approximate", "none") == "tanh";
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    if (tanh_form) {
+      const double k = std::sqrt(2.0 / M_PI);
+      y[i] = static_cast<float>(0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v))));
+    } else {
+      y[i] = static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
+    }
+  }
+  return Status::ok();
+}
+
+Status leaky_relu(const KernelCall& c) {
+  const float* x = c.in_data<float>(0);
+  float* y = c.out_data<float>(0);
+  const float alpha = static_cast<float>(c.attr_float("alpha", 0.01));
+  for (int64_t i = 0, n = numel(c.out(0)); i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : alpha * x[i];
+  return Status::ok();
+}
+
+Status clip(const KernelCall& c) {
+  const float* x = c.in_data<float>(0);
+  float* y = c.out_data<float>(0);
+  const float lo = static_cast<float>(c.attr_float("min", -std::numeric_limits<double>::infinity()));
+  const float hi = static_cast<float>(c.attr_float("max", std::numeric_limits<double>::infinity()));
+  for (int64_t i = 0, n = numel(c.out(0)); i < n; ++i) y[i] = std::fmin(std::fmax(x[i], lo), hi);
+  return Status::ok();
+}
+
+Status scale_shift(const KernelCall& c) {
+  const float* x = c.in_data<float>(0);
+  float* y = c.out_data<float>(0);
+  const float alpha = static_cast<float>(c.attr_float("alpha", 1.0));
+  const float beta = static_cast<float>(c.attr_float("beta", 0.0));
+  for (int64_t i = 0, n = numel(c.out(0)); i < n; ++i) y[i] = x[i] * alpha + beta;
+  return Status::ok();
+}
+
+Status identity(const KernelCall& c) {
+  if (c.out(0).data != c.in(0).data) std::memmove(c.out(0).data, c.in(0).data, c.out(0).nbytes);
+  return Status::ok();
+}
+
+template <typename T>
+Status where(const KernelCall& c) {
+  const bool* cond = c.in_data<bool>(0);
+  const T* a = c.in_data<T>(1);
+  const T* b = c.in_data<T>(2);
+  T* y = c.out_data<T>(0);
+  const pock_tensor_desc* ins[3] = {&c.in(0), &c.in(1), &c.in(2)};
+  ref::for_each_broadcast<3>(c.out(0), ins, [&](int64_t o, int64_t i, int64_t j, int64_t k) { y[o] = cond[i] ? a[j] : b[k]; });
+  return Status::ok();
+}
+
+Status where_any(const KernelCall& c) {
+  switch (c.in(1).dtype) {
+    case POCK_F32: return where<float>(c);
+    case POCK_I32: return where<int32_t>(c);
+    case POCK_I64: return where<int64_t>(c);
+    case POCK_BOOL: case POCK_I8: case POCK_U8: return where<uint8_t>(c);
+    default: return c.error("Where has no kernel for this branch dtype");
+  }
+}
+
+// Cast through double: exact for every pair of the integer and f32 dtypes we carry.
+double load(const void* p, int64_t i, pock_dtype dt) {
+  switch (dt) {
+    case POCK_F32: return static_cast<const float*>(p)[i];
+    case POCK_I32: return static_cast<const int32_t*>(p)[i];
+    case POCK_I64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+    case POCK_I8: return static_cast<const int8_t*>(p)[i];
+    case POCK_U8: return static_cast<const uint8_t*>(p)[i];
+    case POCK_BOOL: return static_cast<const bool*>(p)[i] ? 1.0 : 0.0;
+    default: return 0.0;
+  }
+}
+
+void store(void* p, int64_t i, pock_dtype dt, double v) {
+  switch (dt) {
+    case POCK_F32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
+    case POCK_I32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
+    case POCK_I64: static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v); break;
+    case POCK_I8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(v); break;
+    case POCK_U8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v); break;
+    case POCK_BOOL: static_cast<bool*>(p)[i] = v != 0.0; break;
+    default: break;
+  }
+}
+
+bool cast_supported(pock_dtype dt) { return dt != POCK_F16 && dt != POCK_BF16; }
+
+bool cast_accepts(const pock_op_desc& op) {
+  return cast_supported(op.inputs[0].dtype) && cast_supported(op.outputs[0].dtype);
+}
+
+Status cast(const KernelCall& c) {
+  // I64 -> I64 etc. copies exactly; through double only where values fit (indices, labels, masks).
+  if (c.in(0).dtype == c.out(0).dtype) return identity(c);
+  for (int64_t i = 0, n = numel(c.out(0)); i < n; ++i) store(c.out(0).data, i, c.out(0).dtype, load(c.in(0).data, i, c.in(0).dtype));
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_ref_elementwise(KernelTable& t) {
+  t.add({"Add", DType::kF32, binary<AddOp>});
+  t.add({"Sub", DType::kF32, binary<SubOp>});
+  t.add({"Mul", DType::kF32, binary<MulOp>});
+  t.add({"Div", DType::kF32, binary<DivOp>});
+  t.add({"Pow", DType::kF32, binary<PowOp>});
+  t.add({"Maximum", DType::kF32, binary<MaxOp>});
+  t.add({"Minimum", DType::kF32, binary<MinOp>});
+  t.add({"Neg", DType::kF32, unary<neg>});
+  t.add({"Exp", DType::kF32, unary<exp_>});
+  t.add({"Log", DType::kF32, unary<log_>});
+  t.add({"Sqrt", DType::kF32, unary<sqrt_>});
+  t.add({"Rsqrt", DType::kF32, unary<rsqrt>});
+  t.add({"Abs", DType::kF32, unary<abs_>});
+  t.add({"Reciprocal", DType::kF32, unary<reciprocal>});
+  t.add({"Square", DType::kF32, unary<square>});
+  t.add({"Relu", DType::kF32, unary<relu>});
+  t.add({"Relu6", DType::kF32, unary<relu6>});
+  t.add({"Sigmoid", DType::kF32, unary<sigmoid>});
+  t.add({"Tanh", DType::kF32, unary<tanh_>});
+  t.add({"Silu", DType::kF32, unary<silu>});
+  t.add({"HardSigmoid", DType::kF32, unary<hardsigmoid>});
+  t.add({"HardSwish", DType::kF32, unary<hardswish>});
+  t.add({"Gelu", DType::kF32, gelu});
+  t.add({"LeakyRelu", DType::kF32, leaky_relu});
+  t.add({"Clip", DType::kF32, clip});
+  t.add({"ScaleShift", DType::kF32, scale_shift});
+  for (DType dt : {DType::kF32, DType::kI32, DType::kI64, DType::kI8, DType::kU8, DType::kBool}) {
+    t.add({"Identity", dt, identity});
+    KernelDef def{"Cast", dt, cast};
+    def.accepts = cast_accepts;
+    t.add(def);
+  }
+  t.add({"Where", DType::kBool, where_any});
+}
+
+}  // namespace pock

@@ -1,0 +1,43 @@
+// Helpers for reference kernels: plain loops, written to be obviously right rather than fast.
+#pragma once
+#include <cstdint>
+
+#include "runtime/kernel.hpp"
+
+namespace pock::ref {
+
+// Element strides of `t` aligned to an output of rank `rank` (0 where `t` broadcasts).
+inline void broadcast_strides(const pock_tensor_desc& t, int rank, const int64_t* out_dims, int64_t* strides) {
+  int64_t stride = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    const int ti = i - (rank - t.rank);
+    const int64_t d = ti >= 0 ? t.dims[ti] : 1;
+    strides[i] = (d == 1 && out_dims[i] != 1) ? 0 : stride;
+    stride *= d;
+  }
+}
+
+// Calls f(out_index, index_in_each_input...) over every output element of a broadcast op.
+template <int N, typename F>
+void for_each_broadcast(const pock_tensor_desc& out, const pock_tensor_desc* const (&ins)[N], F&& f) {
+  const int rank = out.rank;
+  int64_t strides[N][kMaxRank] = {};
+  for (int k = 0; k < N; ++k) broadcast_strides(*ins[k], rank, out.dims, strides[k]);
+  int64_t idx[kMaxRank] = {};
+  int64_t off[N] = {};
+  const int64_t total = numel(out);
+  for (int64_t o = 0; o < total; ++o) {
+    if constexpr (N == 1) f(o, off[0]);
+    if constexpr (N == 2) f(o, off[0], off[1]);
+    if constexpr (N == 3) f(o, off[0], off[1], off[2]);
+    for (int d = rank - 1; d >= 0; --d) {
+      ++idx[d];
+      for (int k = 0; k < N; ++k) off[k] += strides[k][d];
+      if (idx[d] < out.dims[d]) break;
+      for (int k = 0; k < N; ++k) off[k] -= strides[k][d] * idx[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace pock::ref

@@ -1,0 +1,52 @@
+// The compiler pipeline: model -> infer/train/eval functions -> passes -> layout -> blob.
+#include <fstream>
+
+#include "blob/writer.hpp"
+#include "compiler/emit.hpp"
+#include "compiler/training.hpp"
+#include "pock/compiler.hpp"
+
+namespace pock {
+namespace {
+
+FunctionDef build_infer_function(const Graph& model) {
+  FunctionDef fn;
+  fn.name = "infer";
+  fn.nodes = model.nodes();
+  std::vector<bool> seen(model.num_tensors(), false);
+  for (const Node& n : fn.nodes) {
+    for (TensorId id : n.inputs) {
+      if (id != kNoTensor && model.tensor(id).kind == TensorKind::kInput && !seen[id]) {
+        seen[id] = true;
+        fn.inputs.push_back(id);
+      }
+    }
+  }
+  fn.outputs = model.outputs();
+  return fn;
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> compile(const Graph& model, const Recipe* recipe, const CompileOptions& options,
+                                     CompileReport* report) {
+  if (model.outputs().empty()) return Status(Code::kInvalidArgument, "the model has no outputs: call mark_output()");
+  TrainingProgram program;
+  program.graph = model;
+  program.functions.push_back(build_infer_function(model));
+  if (recipe) POCK_RETURN_IF_ERROR(build_training_functions(program, *recipe, options));
+  ProgramSpec spec;
+  POCK_RETURN_IF_ERROR(emit_program(program, options, &spec, report));
+  std::vector<uint8_t> bytes;
+  POCK_RETURN_IF_ERROR(write_blob(spec, &bytes));
+  return bytes;
+}
+
+Status compile_to_file(const Graph& model, const Recipe* recipe, const std::string& path, const CompileOptions& options,
+                       CompileReport* report) {
+  auto bytes = compile(model, recipe, options, report);
+  if (!bytes.is_ok()) return bytes.status();
+  return write_file_atomic(path, bytes->data(), bytes->size());
+}
+
+}  // namespace pock

@@ -1,0 +1,197 @@
+#include "compiler/emit.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "compiler/memplan/planner.hpp"
+
+namespace pock {
+namespace {
+
+uint64_t align64(uint64_t v) { return (v + 63) / 64 * 64; }
+
+}  // namespace
+
+Status emit_program(const TrainingProgram& program, const CompileOptions& options, ProgramSpec* spec,
+                    CompileReport* report) {
+  const Graph& g = program.graph;
+  const size_t nt = g.num_tensors();
+  std::vector<int32_t> remap(nt, -1);
+  std::vector<bool> is_io(nt, false);
+  std::vector<int> owner(nt, -1);  // function that produces an arena tensor
+  std::vector<TensorId> order;
+
+  auto use = [&](TensorId id) {
+    if (id == kNoTensor) return;
+    if (remap[id] < 0) {
+      remap[id] = static_cast<int32_t>(order.size());
+      order.push_back(id);
+    }
+  };
+  for (size_t f = 0; f < program.functions.size(); ++f) {
+    const FunctionDef& fn = program.functions[f];
+    for (TensorId id : fn.inputs) { use(id); is_io[id] = true; }
+    for (TensorId id : fn.outputs) { use(id); is_io[id] = true; }
+    if (fn.loss != kNoTensor) { use(fn.loss); is_io[fn.loss] = true; }
+    for (const Node& n : fn.nodes) {
+      for (TensorId id : n.inputs) use(id);
+      for (TensorId id : n.outputs) {
+        use(id);
+        if (owner[id] >= 0 && owner[id] != static_cast<int>(f)) {
+          return Status(Code::kInternal, "tensor '" + g.tensor(id).name + "' is produced in two functions");
+        }
+        owner[id] = static_cast<int>(f);
+      }
+    }
+  }
+  // Trainable parameters are always carried so that they can be read back and checkpointed.
+  for (size_t id = 0; id < nt; ++id) {
+    if (g.tensors()[id].kind == TensorKind::kParameter && g.tensors()[id].trainable) use(static_cast<TensorId>(id));
+  }
+  if (program.step != kNoTensor) use(program.step);
+
+  spec->tensors.clear();
+  spec->tensors.resize(order.size());
+  uint64_t persistent = 0;
+  CompileReport rep;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const TensorDesc& d = g.tensor(order[i]);
+    TensorSpec& t = spec->tensors[i];
+    t.name = d.name;
+    t.dtype = d.dtype;
+    t.shape = d.shape;
+    t.kind = d.kind;
+    t.trainable = d.trainable;
+    t.nbytes = d.nbytes();
+    const bool has_data = d.data && !d.data->empty();
+    if (has_data && d.data->size() != t.nbytes) {
+      return Status(Code::kInvalidArgument, "tensor '" + d.name + "' holds " + std::to_string(d.data->size()) +
+                                                " bytes of data but its shape needs " + std::to_string(t.nbytes));
+    }
+    switch (d.kind) {
+      case TensorKind::kParameter:
+        rep.weights_bytes += t.nbytes;
+        if (d.trainable) {
+          rep.trainable_bytes += t.nbytes;
+          t.storage = Storage::kPersistent;
+          t.checkpointed = true;
+        } else {
+          t.storage = Storage::kWeights;
+        }
+        break;
+      case TensorKind::kState:
+        t.storage = Storage::kPersistent;
+        t.checkpointed = true;
+        if (order[i] != program.step) rep.optimizer_state_bytes += t.nbytes;
+        break;
+      case TensorKind::kConstant: t.storage = Storage::kWeights; break;
+      case TensorKind::kInput: t.storage = Storage::kPersistent; break;
+      case TensorKind::kActivation:
+      case TensorKind::kOutput:
+        if (is_io[order[i]]) {
+          t.storage = Storage::kPersistent;
+          t.kind = TensorKind::kOutput;
+        } else {
+          t.storage = Storage::kArena;
+        }
+        break;
+    }
+    if (t.storage == Storage::kWeights) {
+      if (!has_data && t.nbytes) return Status(Code::kInvalidArgument, "parameter or constant '" + d.name + "' has no data");
+      t.offset = spec->add_weight(has_data ? d.data->data() : nullptr, t.nbytes);
+    } else if (t.storage == Storage::kPersistent) {
+      t.offset = persistent;
+      persistent += align64(t.nbytes);
+      if (has_data) {
+        t.has_init = true;
+        t.init_offset = spec->add_weight(d.data->data(), t.nbytes);
+      }
+    }
+  }
+  spec->persistent_bytes = persistent;
+  rep.persistent_bytes = persistent;
+  spec->step_tensor = program.step == kNoTensor ? -1 : remap[program.step];
+
+  // Ops and per-function arena plans.
+  spec->ops.clear();
+  spec->functions.clear();
+  spec->arena_bytes = 0;
+  for (size_t f = 0; f < program.functions.size(); ++f) {
+    const FunctionDef& fn = program.functions[f];
+    FunctionSpec fs;
+    fs.name = fn.name;
+    for (TensorId id : fn.inputs) fs.inputs.push_back(remap[id]);
+    for (TensorId id : fn.outputs) fs.outputs.push_back(remap[id]);
+    fs.loss = fn.loss == kNoTensor ? -1 : remap[fn.loss];
+    std::unordered_map<int32_t, size_t> request_of;  // spec tensor -> request
+    std::vector<BufferRequest> requests;
+    std::vector<int32_t> request_tensor;
+    for (size_t k = 0; k < fn.nodes.size(); ++k) {
+      const Node& n = fn.nodes[k];
+      OpSpec op;
+      op.op = n.op;
+      op.name = n.name;
+      op.attrs = n.attrs;
+      op.backend = options.backend;
+      for (TensorId id : n.inputs) {
+        const int32_t t = id == kNoTensor ? -1 : remap[id];
+        op.inputs.push_back(t);
+        if (t >= 0 && spec->tensors[t].storage == Storage::kArena) {
+          auto it = request_of.find(t);
+          if (it == request_of.end()) {
+            return Status(Code::kInternal, "function '" + fn.name + "': '" + spec->tensors[t].name + "' is read by " + n.op +
+                                               " '" + n.name + "' before it is written");
+          }
+          requests[it->second].last = static_cast<int32_t>(k);
+        }
+      }
+      for (TensorId id : n.outputs) {
+        const int32_t t = remap[id];
+        op.outputs.push_back(t);
+        if (spec->tensors[t].storage == Storage::kArena && !request_of.count(t)) {
+          request_of[t] = requests.size();
+          requests.push_back({spec->tensors[t].nbytes, static_cast<int32_t>(k), static_cast<int32_t>(k)});
+          request_tensor.push_back(t);
+        }
+      }
+      fs.ops.push_back(static_cast<uint32_t>(spec->ops.size()));
+      spec->ops.push_back(std::move(op));
+    }
+    const MemoryPlan plan = plan_memory(requests);
+    for (size_t r = 0; r < requests.size(); ++r) spec->tensors[request_tensor[r]].offset = plan.offsets[r];
+    fs.arena_bytes = plan.peak;
+    spec->arena_bytes = std::max(spec->arena_bytes, plan.peak);
+    const bool headline = fn.name == "train" || (fn.name == "infer" && rep.arena_peak_bytes == 0);
+    if (headline) {
+      rep.arena_peak_bytes = plan.peak;
+      rep.arena_lower_bound_bytes = plan.lower_bound;
+    }
+    if (fn.backward_begin >= 0) {
+      for (const BufferRequest& r : requests) {
+        if (r.first < fn.backward_begin && r.last >= fn.backward_begin) rep.saved_activation_bytes += r.size;
+      }
+    }
+    spec->functions.push_back(std::move(fs));
+  }
+
+  nlohmann::json j;
+  j["producer"] = "pockc 0.1";
+  j["memory"] = {{"weights_bytes", rep.weights_bytes},
+                 {"trainable_bytes", rep.trainable_bytes},
+                 {"optimizer_state_bytes", rep.optimizer_state_bytes},
+                 {"saved_activation_bytes", rep.saved_activation_bytes},
+                 {"arena_peak_bytes", rep.arena_peak_bytes},
+                 {"arena_lower_bound_bytes", rep.arena_lower_bound_bytes},
+                 {"persistent_bytes", rep.persistent_bytes}};
+  if (!program.metadata.empty()) {
+    auto extra = nlohmann::json::parse(program.metadata, nullptr, false);
+    if (!extra.is_discarded()) j["source"] = extra;
+  }
+  rep.json = j.dump();
+  spec->metadata = rep.json;
+  if (report) *report = rep;
+  return Status::ok();
+}
+
+}  // namespace pock

@@ -1,0 +1,73 @@
+// Elementwise ops: broadcast binary arithmetic, unary math and activations, Where, Cast.
+#include "ir/ops/schema_helpers.hpp"
+
+namespace pock {
+namespace {
+
+Status unary_float(InferContext& ctx) {
+  POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
+  return schema::same_as_first(ctx);
+}
+
+Status binary_float(InferContext& ctx) {
+  return schema::broadcast_binary(ctx);
+}
+
+Status clip(InferContext& ctx) {
+  POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
+  if (ctx.attrs->has("min") && ctx.attrs->has("max") && ctx.attrs->get_float("min", 0.0) > ctx.attrs->get_float("max", 0.0)) {
+    return ctx.error("min is greater than max");
+  }
+  return schema::same_as_first(ctx);
+}
+
+Status gelu(InferContext& ctx) {
+  const std::string_view mode = ctx.attrs->get_string("approximate", "none");
+  if (mode != "none" && mode != "tanh") return ctx.error("approximate must be 'none' or 'tanh', got '" + std::string(mode) + "'");
+  return unary_float(ctx);
+}
+
+Status where(InferContext& ctx) {
+  if (ctx.in(0).dtype != DType::kBool) return ctx.error("condition must be bool");
+  if (ctx.in(1).dtype != ctx.in(2).dtype) return ctx.error("branches must share a dtype");
+  auto s = broadcast_shapes(ctx.in(0).shape, ctx.in(1).shape);
+  if (!s.is_ok()) return ctx.shape_error(s.status().message());
+  auto s2 = broadcast_shapes(s.value(), ctx.in(2).shape);
+  if (!s2.is_ok()) return ctx.shape_error(s2.status().message());
+  ctx.outputs = {TensorType{ctx.in(1).dtype, s2.value()}};
+  return Status::ok();
+}
+
+Status cast(InferContext& ctx) {
+  const std::string_view to = ctx.attrs->get_string("to", "");
+  auto dt = dtype_from_name(to);
+  if (!dt.is_ok()) return ctx.error("attribute 'to' must name a dtype, got '" + std::string(to) + "'");
+  ctx.outputs = {TensorType{dt.value(), ctx.in(0).shape}};
+  return Status::ok();
+}
+
+Status identity(InferContext& ctx) { return schema::same_as_first(ctx); }
+
+}  // namespace
+
+void register_elementwise_schemas(SchemaRegistry& r) {
+  using schema::add;
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Maximum", "Minimum"}) {
+    add(r, op, 2, 2, 1, 1, binary_float, "numpy-broadcast binary arithmetic");
+  }
+  for (const char* op : {"Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Abs", "Reciprocal", "Square", "Relu", "Sigmoid",
+                         "Tanh", "Silu", "HardSwish", "HardSigmoid"}) {
+    add(r, op, 1, 1, 1, 1, unary_float, "unary elementwise");
+  }
+  add(r, "Relu6", 1, 1, 1, 1, unary_float, "min(max(x, 0), 6)");
+  add(r, "Clip", 1, 1, 1, 1, clip, "clamp to [min, max] (attributes; absent bound = unbounded)");
+  add(r, "Gelu", 1, 1, 1, 1, gelu, "GELU; approximate = 'none' (erf) or 'tanh'");
+  add(r, "LeakyRelu", 1, 1, 1, 1, unary_float, "x if x > 0 else alpha * x");
+  add(r, "Where", 3, 3, 1, 1, where, "cond ? a : b with broadcast");
+  add(r, "Cast", 1, 1, 1, 1, cast, "convert to dtype 'to'");
+  add(r, "Identity", 1, 1, 1, 1, identity, "copy");
+  // Scale by a constant: y = x * alpha + beta (attributes). Autodiff and fusion emit it.
+  add(r, "ScaleShift", 1, 1, 1, 1, unary_float, "x * alpha + beta");
+}
+
+}  // namespace pock

@@ -1,0 +1,49 @@
+#include "ir/ops/schema_helpers.hpp"
+
+namespace pock::schema {
+
+Status same_as_first(InferContext& ctx) {
+  ctx.outputs = {ctx.in(0)};
+  return Status::ok();
+}
+
+Status require_float(const InferContext& ctx, size_t i) {
+  if (!is_float(ctx.in(i).dtype)) {
+    return ctx.error("input " + std::to_string(i) + " must be a float tensor, got " + dtype_name(ctx.in(i).dtype));
+  }
+  return Status::ok();
+}
+
+Status require_same_dtype(const InferContext& ctx) {
+  for (size_t i = 1; i < ctx.inputs.size(); ++i) {
+    if (ctx.has_in(i) && ctx.in(i).dtype != ctx.in(0).dtype) {
+      return ctx.error("input " + std::to_string(i) + " is " + dtype_name(ctx.in(i).dtype) + ", input 0 is " +
+                       dtype_name(ctx.in(0).dtype));
+    }
+  }
+  return Status::ok();
+}
+
+Status broadcast_binary(InferContext& ctx) {
+  POCK_RETURN_IF_ERROR(require_same_dtype(ctx));
+  auto shape = broadcast_shapes(ctx.in(0).shape, ctx.in(1).shape);
+  if (!shape.is_ok()) return ctx.shape_error(shape.status().message());
+  ctx.outputs = {TensorType{ctx.in(0).dtype, shape.value()}};
+  return Status::ok();
+}
+
+void add(SchemaRegistry& r, const char* name, int min_in, int max_in, int min_out, int max_out, InferFn infer,
+         const char* doc, std::vector<int> mutated) {
+  OpSchema s;
+  s.name = name;
+  s.min_inputs = min_in;
+  s.max_inputs = max_in;
+  s.min_outputs = min_out;
+  s.max_outputs = max_out;
+  s.infer = infer;
+  s.doc = doc;
+  s.mutated_inputs = std::move(mutated);
+  r.add(std::move(s));
+}
+
+}  // namespace pock::schema

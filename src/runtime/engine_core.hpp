@@ -1,0 +1,93 @@
+// The runtime engine: a verified blob, one arena, one persistent region, every op bound to a
+// kernel at load. A step is a walk over a precomputed list; it allocates nothing.
+#pragma once
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "blob/reader.hpp"
+#include "pock/backend.h"
+#include "pock/pock.h"
+#include "runtime/mapped_file.hpp"
+
+namespace pock {
+
+struct EngineOptions {
+  int num_threads = 0;
+  bool rollback_on_failure = true;
+  std::string backend;  // preferred backend; empty: as the blob says
+};
+
+class EngineCore {
+ public:
+  static Result<std::unique_ptr<EngineCore>> open_file(const std::string& path, const EngineOptions& options);
+  // `data` must outlive the engine.
+  static Result<std::unique_ptr<EngineCore>> open_buffer(const void* data, size_t size, const EngineOptions& options);
+  ~EngineCore();
+
+  Status tensor_info(std::string_view name, pock_tensor_info* info) const;
+  Status set_input(std::string_view name, const void* data, size_t nbytes);
+  Status get_output(std::string_view name, void* data, size_t nbytes) const;
+  Status get_parameter(std::string_view name, void* data, size_t nbytes) const;
+  Status set_parameter(std::string_view name, const void* data, size_t nbytes);
+  // Direct access for callers that fill inputs in place (no copy): nullptr if absent.
+  void* tensor_data(std::string_view name);
+
+  Status infer();
+  Status train_step(float* loss);
+  Status eval_step(float* loss);
+  bool can_train() const { return train_fn_ >= 0; }
+  int64_t step() const { return step_ ? *step_ : 0; }
+
+  Status save_checkpoint(const std::string& path) const;
+  Status load_checkpoint(const std::string& path);
+
+  // For tools and tests.
+  const BlobView& blob() const { return view_; }
+  size_t arena_bytes() const { return arena_.size(); }
+  size_t persistent_bytes() const { return persistent_.size(); }
+  std::vector<std::string> op_backends() const;  // backend bound to each op
+  std::vector<std::string> parameter_names() const;
+
+ private:
+  struct BoundOp {
+    pock_op_desc desc{};
+    std::vector<pock_tensor_desc> inputs, outputs;
+    std::vector<pock_attr> attrs;
+    pock_backend_v1* backend = nullptr;
+    void* handle = nullptr;
+  };
+  struct Function {
+    std::string name;
+    std::vector<uint32_t> ops;
+    int32_t loss = -1;
+  };
+  using BackendPtr = std::unique_ptr<pock_backend_v1, void (*)(pock_backend_v1*)>;
+
+  EngineCore() = default;
+  Status init(const uint8_t* data, size_t size, const EngineOptions& options);
+  Status bind_ops();
+  Status run(const Function& fn);
+  int32_t find_tensor(std::string_view name) const;
+  int find_function(std::string_view name) const;
+  Status check_trainables_finite() const;
+  uint32_t program_fingerprint() const;
+
+  EngineOptions options_;
+  MappedFile file_;
+  BlobView view_;
+  AlignedBuffer arena_, persistent_, snapshot_;
+  std::vector<pock_tensor_desc> tensors_;
+  std::vector<BoundOp> ops_;
+  std::vector<Function> functions_;
+  std::vector<BackendPtr> backends_;
+  std::unordered_map<std::string, int32_t> by_name_;
+  std::vector<int32_t> checkpointed_;  // persistent tensors saved in checkpoints and snapshots
+  std::vector<int32_t> trainable_;
+  int infer_fn_ = -1, train_fn_ = -1, eval_fn_ = -1;
+  int64_t* step_ = nullptr;
+};
+
+}  // namespace pock

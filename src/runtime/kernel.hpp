@@ -1,0 +1,113 @@
+// What an in-tree kernel sees: the bound op (backend ABI descriptor) with typed accessors.
+// In-tree backends are tables of KernelDef exposed through the same pock_backend_v1 ABI that
+// out-of-tree plugins implement (see table_backend.hpp).
+#pragma once
+#include <cstring>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "pock/backend.h"
+#include "pock/ir.hpp"
+
+namespace pock {
+
+inline int64_t numel(const pock_tensor_desc& t) {
+  int64_t n = 1;
+  for (int i = 0; i < t.rank; ++i) n *= t.dims[i];
+  return n;
+}
+
+inline Shape shape_of(const pock_tensor_desc& t) { return Shape(t.dims, t.dims + (t.rank > 0 ? t.rank : 0)); }
+
+// A read-only list of int64 attribute values.
+struct IntSpan {
+  const int64_t* data = nullptr;
+  int64_t size = 0;
+  int64_t operator[](int64_t i) const { return data[i]; }
+  bool empty() const { return size == 0; }
+  const int64_t* begin() const { return data; }
+  const int64_t* end() const { return data + size; }
+};
+
+struct KernelCall {
+  const pock_op_desc* desc = nullptr;
+  void* state = nullptr;  // what the kernel's prepare() returned
+
+  int num_inputs() const { return desc->num_inputs; }
+  int num_outputs() const { return desc->num_outputs; }
+  bool has_input(int i) const { return i < desc->num_inputs && desc->inputs[i].data != nullptr; }
+  const pock_tensor_desc& in(int i) const { return desc->inputs[i]; }
+  const pock_tensor_desc& out(int i) const { return desc->outputs[i]; }
+  template <typename T> const T* in_data(int i) const { return static_cast<const T*>(desc->inputs[i].data); }
+  template <typename T> T* out_data(int i) const { return static_cast<T*>(desc->outputs[i].data); }
+  // Inputs an op mutates in place (optimizer state, running statistics).
+  template <typename T> T* inout_data(int i) const { return static_cast<T*>(desc->inputs[i].data); }
+
+  const pock_attr* attr(std::string_view name) const {
+    for (int i = 0; i < desc->num_attrs; ++i) {
+      if (name == desc->attrs[i].name) return &desc->attrs[i];
+    }
+    return nullptr;
+  }
+  int64_t attr_int(std::string_view name, int64_t fallback) const {
+    const pock_attr* a = attr(name);
+    if (!a) return fallback;
+    if (a->kind == POCK_ATTR_INT) return a->i;
+    if (a->kind == POCK_ATTR_FLOAT) return static_cast<int64_t>(a->f);
+    return fallback;
+  }
+  double attr_float(std::string_view name, double fallback) const {
+    const pock_attr* a = attr(name);
+    if (!a) return fallback;
+    if (a->kind == POCK_ATTR_FLOAT) return a->f;
+    if (a->kind == POCK_ATTR_INT) return static_cast<double>(a->i);
+    return fallback;
+  }
+  std::string_view attr_string(std::string_view name, std::string_view fallback) const {
+    const pock_attr* a = attr(name);
+    return a && a->kind == POCK_ATTR_STRING ? std::string_view(a->s) : fallback;
+  }
+  IntSpan attr_ints(std::string_view name) const {
+    const pock_attr* a = attr(name);
+    if (!a) return {};
+    if (a->kind == POCK_ATTR_INTS) return {a->ints, a->count};
+    if (a->kind == POCK_ATTR_INT) return {&a->i, 1};
+    return {};
+  }
+  Status error(const std::string& what) const {
+    return Status(Code::kInvalidArgument, std::string(desc->op) + " '" + desc->name + "': " + what);
+  }
+};
+
+using KernelFn = Status (*)(const KernelCall& call);
+// Optional per-op setup at load (parse attributes, create library operator objects).
+using KernelPrepareFn = Status (*)(const pock_op_desc& op, void** state);
+using KernelReleaseFn = void (*)(void* state);
+
+struct KernelDef {
+  const char* op = nullptr;
+  DType dtype = DType::kF32;  // dtype of the op's first input (first output when it has none)
+  KernelFn run = nullptr;
+  int32_t score = 1;          // higher wins when several backends support the op
+  KernelPrepareFn prepare = nullptr;
+  KernelReleaseFn release = nullptr;
+  // Optional finer check (shapes, attributes); when it returns false the op falls to another backend.
+  bool (*accepts)(const pock_op_desc& op) = nullptr;
+};
+
+// The kernels of one in-tree backend, keyed by (op, dtype).
+class KernelTable {
+ public:
+  void add(const KernelDef& def);
+  const KernelDef* find(std::string_view op, DType dtype) const;
+  std::vector<const KernelDef*> all() const;
+
+ private:
+  std::unordered_map<std::string, std::vector<KernelDef>> by_op_;
+};
+
+// The dtype a kernel is keyed on for a bound op.
+DType kernel_key_dtype(const pock_op_desc& op);
+
+}  // namespace pock
