@@ -28,7 +28,14 @@ typedef struct pock_tensor_desc {
   void* data;          /* fixed for the engine's lifetime: the arena is planned statically */
   size_t nbytes;
   uint32_t memory_space; /* pock_memory_space */
+  uint32_t flags;        /* pock_tensor_flags; fills what was padding, so the struct's size is unchanged */
 } pock_tensor_desc;
+
+typedef enum pock_tensor_flags {
+  /* Contents never change while the engine is open (frozen weights, folded constants): a backend
+   * may read and repack them once in prepare_op. Without it, re-read the data on every execute. */
+  POCK_TENSOR_CONSTANT = 1u << 0
+} pock_tensor_flags;
 
 typedef enum pock_attr_kind {
   POCK_ATTR_INT = 0, POCK_ATTR_FLOAT = 1, POCK_ATTR_STRING = 2, POCK_ATTR_INTS = 3, POCK_ATTR_FLOATS = 4

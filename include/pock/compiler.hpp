@@ -58,6 +58,9 @@ struct CompileOptions {
   bool optimize = true;        // fusion, folding, DCE, CSE
   bool reorder_updates = true; // apply each parameter's update as soon as its gradient is ready
   std::string profile_path;    // measured kernel timings from `pockc tune` (optional)
+  // The train function also outputs each trainable parameter's gradient as a persistent tensor
+  // named "<param>.grad" (tests, debugging). With grad_accumulation > 1 it is this micro-batch's.
+  bool expose_gradients = false;
 };
 
 // What the compiler built, for `pockc inspect` and the memory tests.

@@ -39,7 +39,7 @@ class Attrs {
   int64_t get_int(std::string_view name, int64_t fallback) const;
   double get_float(std::string_view name, double fallback) const;
   std::string_view get_string(std::string_view name, std::string_view fallback) const;
-  // Returns the list, or `fallback` when absent. A scalar int attribute reads as a 1-element list.
+  // Returns the list, or `fallback` when absent or not a list (callers that accept a scalar check find()).
   const std::vector<int64_t>& get_ints(std::string_view name, const std::vector<int64_t>& fallback) const;
   const std::vector<double>& get_floats(std::string_view name, const std::vector<double>& fallback) const;
   const std::vector<std::pair<std::string, AttrValue>>& items() const { return items_; }
@@ -73,12 +73,16 @@ struct TensorDesc {
 using TensorId = int32_t;
 constexpr TensorId kNoTensor = -1;
 
+// Which part of a training step a node belongs to (reports, FLOP counts, saved activations).
+enum class Phase : uint8_t { kForward = 0, kLoss, kBackward, kUpdate };
+
 struct Node {
   std::string op;
   std::string name;                 // from the source model where it has one; for messages
   std::vector<TensorId> inputs;     // kNoTensor marks an omitted optional input
   std::vector<TensorId> outputs;
   Attrs attrs;
+  Phase phase = Phase::kForward;
 };
 
 }  // namespace pock

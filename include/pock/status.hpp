@@ -50,7 +50,8 @@ class [[nodiscard]] Result {
   bool is_ok() const { return v_.index() == 0; }
   explicit operator bool() const { return is_ok(); }
   T& value() & { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
+  // By value: `for (x : f().value())` must not dangle once the temporary Result dies.
+  T value() && { return std::get<0>(std::move(v_)); }
   const T& value() const& { return std::get<0>(v_); }
   T* operator->() { return &std::get<0>(v_); }
   const T* operator->() const { return &std::get<0>(v_); }

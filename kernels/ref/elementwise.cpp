@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numbers>
 
 #include "kernels/ref/ref_util.hpp"
 
@@ -23,8 +24,12 @@ struct SubOp { float operator()(float a, float b) const { return a - b; } };
 struct MulOp { float operator()(float a, float b) const { return a * b; } };
 struct DivOp { float operator()(float a, float b) const { return a / b; } };
 struct PowOp { float operator()(float a, float b) const { return std::pow(a, b); } };
-struct MaxOp { float operator()(float a, float b) const { return a > b ? a : b; } };
-struct MinOp { float operator()(float a, float b) const { return a < b ? a : b; } };
+// NaN wins, as in torch.maximum / torch.minimum: a diverging value must not be hidden.
+struct MaxOp { float operator()(float a, float b) const { return (a > b || a != a) ? a : b; } };
+struct MinOp { float operator()(float a, float b) const { return (a < b || a != a) ? a : b; } };
+
+// Clamp that lets NaN through (std::fmin / std::fmax would replace it by a bound, as PyTorch does not).
+float clamp(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
 
 template <float (*F)(float)>
 Status unary(const KernelCall& c) {
@@ -43,12 +48,12 @@ float rsqrt(float x) { return 1.0f / std::sqrt(x); }
 float abs_(float x) { return std::fabs(x); }
 float reciprocal(float x) { return 1.0f / x; }
 float square(float x) { return x * x; }
-float relu(float x) { return x > 0.0f ? x : 0.0f; }
-float relu6(float x) { return std::fmin(std::fmax(x, 0.0f), 6.0f); }
+float relu(float x) { return x < 0.0f ? 0.0f : x; }
+float relu6(float x) { return clamp(x, 0.0f, 6.0f); }
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 float tanh_(float x) { return std::tanh(x); }
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
-float hardsigmoid(float x) { return std::fmin(std::fmax(x / 6.0f + 0.5f, 0.0f), 1.0f); }
+float hardsigmoid(float x) { return clamp(x / 6.0f + 0.5f, 0.0f, 1.0f); }
 float hardswish(float x) { return x * hardsigmoid(x); }
 
 Status gelu(const KernelCall& c) {
@@ -59,7 +64,7 @@ Status gelu(const KernelCall& c) {
   for (int64_t i = 0; i < n; ++i) {
     const double v = x[i];
     if (tanh_form) {
-      const double k = std::sqrt(2.0 / M_PI);
+      const double k = std::sqrt(2.0 / std::numbers::pi);
       y[i] = static_cast<float>(0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v))));
     } else {
       y[i] = static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
@@ -81,7 +86,7 @@ Status clip(const KernelCall& c) {
   float* y = c.out_data<float>(0);
   const float lo = static_cast<float>(c.attr_float("min", -std::numeric_limits<double>::infinity()));
   const float hi = static_cast<float>(c.attr_float("max", std::numeric_limits<double>::infinity()));
-  for (int64_t i = 0, n = numel(c.out(0)); i < n; ++i) y[i] = std::fmin(std::fmax(x[i], lo), hi);
+  for (int64_t i = 0, n = numel(c.out(0)); i < n; ++i) y[i] = clamp(x[i], lo, hi);
   return Status::ok();
 }
 

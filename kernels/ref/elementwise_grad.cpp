@@ -1,8 +1,229 @@
-// Reference kernels of the elementwise_grad family.
+// Reference kernels of the elementwise_grad family (f32). Derivatives follow PyTorch at the
+// kinks (ReLU at 0 gives 0, clamp bounds are inclusive, ties of max/min split evenly).
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <new>
+
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
+namespace {
 
-void register_ref_elementwise_grad(KernelTable& t) { (void)t; }
+// ---- unary: dx = dy * f'(v), v = x (or y for SigmoidGrad / TanhGrad) -------------------------
+
+struct UnaryParams {
+  double alpha = 0.01;  // LeakyRelu
+  double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();  // Clip
+  bool tanh_gelu = false;
+};
+
+using DerivativeFn = double (*)(double v, const UnaryParams& p);
+
+double relu_d(double x, const UnaryParams&) { return x > 0.0 ? 1.0 : 0.0; }
+double relu6_d(double x, const UnaryParams&) { return x > 0.0 && x < 6.0 ? 1.0 : 0.0; }
+double leaky_relu_d(double x, const UnaryParams& p) { return x > 0.0 ? 1.0 : p.alpha; }
+double clip_d(double x, const UnaryParams& p) { return x >= p.lo && x <= p.hi ? 1.0 : 0.0; }
+double abs_d(double x, const UnaryParams&) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0); }
+double sigmoid_of(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double silu_d(double x, const UnaryParams&) {
+  const double s = sigmoid_of(x);
+  return s * (1.0 + x * (1.0 - s));
+}
+double hardsigmoid_d(double x, const UnaryParams&) { return x > -3.0 && x < 3.0 ? 1.0 / 6.0 : 0.0; }
+double hardswish_d(double x, const UnaryParams&) {
+  if (x < -3.0) return 0.0;
+  if (x <= 3.0) return x / 3.0 + 0.5;
+  return 1.0;
+}
+double gelu_d(double x, const UnaryParams& p) {
+  if (p.tanh_gelu) {
+    const double k = std::sqrt(2.0 / M_PI);
+    const double inner = k * (x + 0.044715 * x * x * x);
+    const double t = std::tanh(inner);
+    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * 0.044715 * x * x);
+  }
+  const double cdf = 0.5 * (1.0 + std::erf(x / std::sqrt(2.0)));
+  const double pdf = std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
+  return cdf + x * pdf;
+}
+double sigmoid_from_y(double y, const UnaryParams&) { return y * (1.0 - y); }
+double tanh_from_y(double y, const UnaryParams&) { return 1.0 - y * y; }
+
+template <DerivativeFn D>
+Status unary_grad(const KernelCall& c) {
+  UnaryParams p;
+  p.alpha = c.attr_float("alpha", 0.01);
+  p.lo = c.attr_float("min", p.lo);
+  p.hi = c.attr_float("max", p.hi);
+  p.tanh_gelu = c.attr_string("approximate", "none") == "tanh";
+  const float* dy = c.in_data<float>(0);
+  const float* v = c.in_data<float>(1);
+  float* dx = c.out_data<float>(0);
+  for (int64_t i = 0, n = numel(c.out(0)); i < n; ++i) dx[i] = static_cast<float>(dy[i] * D(v[i], p));
+  return Status::ok();
+}
+
+// ---- binary: (dy, a, b) -> (da, db) at dy's shape ---------------------------------------------
+
+// share_a: the part of dy that goes to a (the rest goes to b).
+template <bool kMax>
+Status select_grad(const KernelCall& c) {
+  const float* dy = c.in_data<float>(0);
+  const float* a = c.in_data<float>(1);
+  const float* b = c.in_data<float>(2);
+  float* da = c.out_data<float>(0);
+  float* db = c.out_data<float>(1);
+  const pock_tensor_desc* ins[2] = {&c.in(1), &c.in(2)};
+  ref::for_each_broadcast<2>(c.out(0), ins, [&](int64_t o, int64_t i, int64_t j) {
+    const bool a_wins = kMax ? a[i] > b[j] : a[i] < b[j];
+    const float share_a = a[i] == b[j] ? 0.5f : (a_wins ? 1.0f : 0.0f);
+    da[o] = dy[o] * share_a;
+    db[o] = dy[o] * (1.0f - share_a);
+  });
+  return Status::ok();
+}
+
+Status pow_grad(const KernelCall& c) {
+  const float* dy = c.in_data<float>(0);
+  const float* a = c.in_data<float>(1);
+  const float* b = c.in_data<float>(2);
+  float* da = c.out_data<float>(0);
+  float* db = c.out_data<float>(1);
+  const pock_tensor_desc* ins[2] = {&c.in(1), &c.in(2)};
+  ref::for_each_broadcast<2>(c.out(0), ins, [&](int64_t o, int64_t i, int64_t j) {
+    const double x = a[i], e = b[j], g = dy[o];
+    // d/da: e * a^(e-1), which is 0 for e == 0 (PyTorch masks it there too).
+    da[o] = static_cast<float>(e == 0.0 ? 0.0 : g * e * std::pow(x, e - 1.0));
+    // d/db: a^e ln a; at a == 0 with e >= 0 the limit is 0 (PyTorch's convention).
+    db[o] = static_cast<float>(x == 0.0 && e >= 0.0 ? 0.0 : g * std::pow(x, e) * std::log(x));
+  });
+  return Status::ok();
+}
+
+// ---- reductions -------------------------------------------------------------------------------
+
+// A descriptor of the full-rank view of a reduced tensor (reduced axes kept as size 1), so that
+// ref::for_each_broadcast maps every full index to its reduced element.
+pock_tensor_desc keepdims_view(const KernelCall& c, const pock_tensor_desc& full) {
+  pock_tensor_desc v{};
+  v.rank = full.rank;
+  IntSpan axes = c.attr_ints("axes");
+  for (int d = 0; d < full.rank; ++d) {
+    bool reduced = axes.empty();
+    for (int64_t a : axes) reduced = reduced || (a < 0 ? a + full.rank : a) == d;
+    v.dims[d] = reduced ? 1 : full.dims[d];
+  }
+  return v;
+}
+
+Status sum_to_shape(const KernelCall& c) {
+  const float* x = c.in_data<float>(0);
+  float* y = c.out_data<float>(0);
+  const int64_t n_out = numel(c.out(0));
+  for (int64_t i = 0; i < n_out; ++i) y[i] = 0.0f;
+  const pock_tensor_desc* ins[1] = {&c.out(0)};
+  ref::for_each_broadcast<1>(c.in(0), ins, [&](int64_t i, int64_t o) { y[o] += x[i]; });
+  return Status::ok();
+}
+
+Status reduce_sum_grad(const KernelCall& c) {
+  const float* dy = c.in_data<float>(0);
+  float* dx = c.out_data<float>(0);
+  const float scale = static_cast<float>(c.attr_float("scale", 1.0));
+  const pock_tensor_desc reduced = keepdims_view(c, c.out(0));
+  const pock_tensor_desc* ins[1] = {&reduced};
+  ref::for_each_broadcast<1>(c.out(0), ins, [&](int64_t o, int64_t r) { dx[o] = dy[r] * scale; });
+  return Status::ok();
+}
+
+// Tie counts per reduced element live in a buffer made at load, so a step allocates nothing.
+Status reduce_max_grad_prepare(const pock_op_desc& op, void** state) {
+  *state = new (std::nothrow) float[static_cast<size_t>(numel(op.inputs[2])) + 1];
+  return *state ? Status::ok() : Status(Code::kOutOfMemory, "ReduceMaxGrad: no memory for tie counts");
+}
+void reduce_max_grad_release(void* state) { delete[] static_cast<float*>(state); }
+
+Status reduce_max_grad(const KernelCall& c) {
+  const float* dy = c.in_data<float>(0);
+  const float* x = c.in_data<float>(1);
+  const float* ymax = c.in_data<float>(2);
+  float* dx = c.out_data<float>(0);
+  float* ties = static_cast<float*>(c.state);
+  for (int64_t r = 0, n = numel(c.in(2)); r < n; ++r) ties[r] = 0.0f;
+  const pock_tensor_desc reduced = keepdims_view(c, c.in(1));
+  const pock_tensor_desc* ins[1] = {&reduced};
+  ref::for_each_broadcast<1>(c.in(1), ins, [&](int64_t i, int64_t r) { ties[r] += x[i] == ymax[r] ? 1.0f : 0.0f; });
+  ref::for_each_broadcast<1>(c.in(1), ins, [&](int64_t i, int64_t r) { dx[i] = x[i] == ymax[r] ? dy[r] / ties[r] : 0.0f; });
+  return Status::ok();
+}
+
+// ---- Linear -----------------------------------------------------------------------------------
+
+int64_t leading_rows(const pock_tensor_desc& t) {
+  int64_t rows = 1;
+  for (int d = 0; d + 1 < t.rank; ++d) rows *= t.dims[d];
+  return rows;
+}
+
+// dx[m, k] = sum_n dy[m, n] w[n, k]
+Status linear_input_grad(const KernelCall& c) {
+  const float* dy = c.in_data<float>(0);
+  const float* w = c.in_data<float>(1);
+  float* dx = c.out_data<float>(0);
+  const int64_t rows = leading_rows(c.in(0)), n = c.in(1).dims[0], k = c.in(1).dims[1];
+  for (int64_t m = 0; m < rows; ++m) {
+    for (int64_t j = 0; j < k; ++j) {
+      double acc = 0.0;
+      for (int64_t p = 0; p < n; ++p) acc += static_cast<double>(dy[m * n + p]) * w[p * k + j];
+      dx[m * k + j] = static_cast<float>(acc);
+    }
+  }
+  return Status::ok();
+}
+
+// dw[n, k] = sum_m dy[m, n] x[m, k]
+Status linear_weight_grad(const KernelCall& c) {
+  const float* dy = c.in_data<float>(0);
+  const float* x = c.in_data<float>(1);
+  float* dw = c.out_data<float>(0);
+  const int64_t rows = leading_rows(c.in(0));
+  const int64_t n = c.in(0).dims[c.in(0).rank - 1], k = c.in(1).dims[c.in(1).rank - 1];
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < k; ++j) {
+      double acc = 0.0;
+      for (int64_t m = 0; m < rows; ++m) acc += static_cast<double>(dy[m * n + i]) * x[m * k + j];
+      dw[i * k + j] = static_cast<float>(acc);
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_ref_elementwise_grad(KernelTable& t) {
+  t.add({"ReluGrad", DType::kF32, unary_grad<relu_d>});
+  t.add({"Relu6Grad", DType::kF32, unary_grad<relu6_d>});
+  t.add({"LeakyReluGrad", DType::kF32, unary_grad<leaky_relu_d>});
+  t.add({"ClipGrad", DType::kF32, unary_grad<clip_d>});
+  t.add({"GeluGrad", DType::kF32, unary_grad<gelu_d>});
+  t.add({"SiluGrad", DType::kF32, unary_grad<silu_d>});
+  t.add({"HardSwishGrad", DType::kF32, unary_grad<hardswish_d>});
+  t.add({"HardSigmoidGrad", DType::kF32, unary_grad<hardsigmoid_d>});
+  t.add({"AbsGrad", DType::kF32, unary_grad<abs_d>});
+  t.add({"SigmoidGrad", DType::kF32, unary_grad<sigmoid_from_y>});
+  t.add({"TanhGrad", DType::kF32, unary_grad<tanh_from_y>});
+  t.add({"MaximumGrad", DType::kF32, select_grad<true>});
+  t.add({"MinimumGrad", DType::kF32, select_grad<false>});
+  t.add({"PowGrad", DType::kF32, pow_grad});
+  t.add({"SumToShape", DType::kF32, sum_to_shape});
+  t.add({"ReduceSumGrad", DType::kF32, reduce_sum_grad});
+  KernelDef max_grad{"ReduceMaxGrad", DType::kF32, reduce_max_grad};
+  max_grad.prepare = reduce_max_grad_prepare;
+  max_grad.release = reduce_max_grad_release;
+  t.add(max_grad);
+  t.add({"LinearInputGrad", DType::kF32, linear_input_grad});
+  t.add({"LinearWeightGrad", DType::kF32, linear_weight_grad});
+}
 
 }  // namespace pock

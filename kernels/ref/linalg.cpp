@@ -1,8 +1,79 @@
-// Reference kernels of the linalg family.
+// Reference kernels of the linalg family: MatMul and Linear, f32 with double accumulation.
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
+namespace {
 
-void register_ref_linalg(KernelTable& t) { (void)t; }
+// The leading (batch) dims of a matrix operand, as a descriptor for ref::for_each_broadcast.
+pock_tensor_desc batch_dims(const pock_tensor_desc& t) {
+  pock_tensor_desc b{};
+  b.rank = t.rank - 2;
+  for (int i = 0; i < b.rank; ++i) b.dims[i] = t.dims[i];
+  return b;
+}
+
+// One [M, N] product: c = op(a) op(b), where op transposes when asked.
+// Element (i, k) of op(a) is a[i * sa_row + k * sa_col]; likewise for b.
+void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
+  const int64_t sa_row = ta ? 1 : k, sa_col = ta ? m : 1;
+  const int64_t sb_row = tb ? 1 : n, sb_col = tb ? k : 1;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = 0.0;
+      for (int64_t p = 0; p < k; ++p) {
+        acc += static_cast<double>(a[i * sa_row + p * sa_col]) * static_cast<double>(b[p * sb_row + j * sb_col]);
+      }
+      c[i * n + j] = static_cast<float>(acc);
+    }
+  }
+}
+
+Status matmul(const KernelCall& c) {
+  const pock_tensor_desc& A = c.in(0);
+  const pock_tensor_desc& B = c.in(1);
+  const pock_tensor_desc& Y = c.out(0);
+  const bool ta = c.attr_int("transpose_a", 0) != 0;
+  const bool tb = c.attr_int("transpose_b", 0) != 0;
+  const int64_t m = Y.dims[Y.rank - 2];
+  const int64_t n = Y.dims[Y.rank - 1];
+  const int64_t k = ta ? A.dims[A.rank - 2] : A.dims[A.rank - 1];
+  const float* a = c.in_data<float>(0);
+  const float* b = c.in_data<float>(1);
+  float* y = c.out_data<float>(0);
+  const pock_tensor_desc a_batch = batch_dims(A), b_batch = batch_dims(B), y_batch = batch_dims(Y);
+  const pock_tensor_desc* ins[2] = {&a_batch, &b_batch};
+  // Offsets from for_each_broadcast count whole matrices; scale them by each matrix's size.
+  ref::for_each_broadcast<2>(y_batch, ins, [&](int64_t o, int64_t i, int64_t j) {
+    gemm(a + i * m * k, b + j * k * n, y + o * m * n, m, n, k, ta, tb);
+  });
+  return Status::ok();
+}
+
+Status linear(const KernelCall& c) {
+  const pock_tensor_desc& X = c.in(0);
+  const int64_t k = X.dims[X.rank - 1];
+  const int64_t n = c.in(1).dims[0];
+  int64_t rows = 1;  // every leading dim of x is a batch of rows
+  for (int d = 0; d + 1 < X.rank; ++d) rows *= X.dims[d];
+  const float* x = c.in_data<float>(0);
+  const float* w = c.in_data<float>(1);
+  const float* bias = c.has_input(2) ? c.in_data<float>(2) : nullptr;
+  float* y = c.out_data<float>(0);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = bias ? static_cast<double>(bias[j]) : 0.0;
+      for (int64_t p = 0; p < k; ++p) acc += static_cast<double>(x[r * k + p]) * static_cast<double>(w[j * k + p]);
+      y[r * n + j] = static_cast<float>(acc);
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_ref_linalg(KernelTable& t) {
+  t.add({"MatMul", DType::kF32, matmul});
+  t.add({"Linear", DType::kF32, linear});
+}
 
 }  // namespace pock

@@ -1,8 +1,199 @@
-// Reference kernels of the norm family.
+// Reference kernels of the norm family: BatchNorm (inference), BatchNormTrain, LayerNorm, RMSNorm,
+// Softmax and LogSoftmax. f32 in and out; statistics in double, two passes (mean, then squared
+// deviations) so that large offsets do not cancel.
+#include <cmath>
+#include <limits>
+#include <string>
+
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
+namespace {
 
-void register_ref_norm(KernelTable& t) { (void)t; }
+// x viewed as [outer, len, inner] around one axis.
+struct AxisView {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+
+AxisView view_around(const pock_tensor_desc& x, int axis) {
+  AxisView v;
+  for (int d = 0; d < axis; ++d) v.outer *= x.dims[d];
+  v.len = x.dims[axis];
+  for (int d = axis + 1; d < x.rank; ++d) v.inner *= x.dims[d];
+  return v;
+}
+
+// x viewed as [rows, cols] where cols are the dims from `axis` on (LayerNorm, RMSNorm).
+struct RowView {
+  int64_t rows = 1, cols = 1;
+};
+
+Status row_view(const KernelCall& c, RowView* v) {
+  const pock_tensor_desc& x = c.in(0);
+  const int64_t attr = c.attr_int("axis", -1);
+  const int64_t axis = attr < 0 ? attr + x.rank : attr;
+  if (axis < 0 || axis >= x.rank) return c.error("axis " + std::to_string(attr) + " out of range for rank " + std::to_string(x.rank));
+  for (int d = 0; d < x.rank; ++d) (d < axis ? v->rows : v->cols) *= x.dims[d];
+  return Status::ok();
+}
+
+// ---- BatchNorm ------------------------------------------------------------------------------
+
+Status batch_norm(const KernelCall& c) {
+  const AxisView v = view_around(c.in(0), 1);  // [N, C, spatial]
+  const float* x = c.in_data<float>(0);
+  const float* gamma = c.in_data<float>(1);
+  const float* beta = c.in_data<float>(2);
+  const float* mean = c.in_data<float>(3);
+  const float* var = c.in_data<float>(4);
+  float* y = c.out_data<float>(0);
+  const double eps = c.attr_float("eps", 1e-5);
+  for (int64_t ch = 0; ch < v.len; ++ch) {
+    const double scale = gamma[ch] / std::sqrt(static_cast<double>(var[ch]) + eps);
+    const double shift = beta[ch] - mean[ch] * scale;
+    for (int64_t n = 0; n < v.outer; ++n) {
+      const int64_t base = (n * v.len + ch) * v.inner;
+      for (int64_t i = 0; i < v.inner; ++i) y[base + i] = static_cast<float>(x[base + i] * scale + shift);
+    }
+  }
+  return Status::ok();
+}
+
+Status batch_norm_train(const KernelCall& c) {
+  const AxisView v = view_around(c.in(0), 1);
+  const float* x = c.in_data<float>(0);
+  const float* gamma = c.in_data<float>(1);
+  const float* beta = c.in_data<float>(2);
+  float* running_mean = c.inout_data<float>(3);
+  float* running_var = c.inout_data<float>(4);
+  float* y = c.out_data<float>(0);
+  float* saved_mean = c.out_data<float>(1);
+  float* saved_invstd = c.out_data<float>(2);
+  const double eps = c.attr_float("eps", 1e-5);
+  const double momentum = c.attr_float("momentum", 0.1);
+  const double count = static_cast<double>(v.outer * v.inner);
+  if (count < 2) return c.error("training needs more than one value per channel");
+  for (int64_t ch = 0; ch < v.len; ++ch) {
+    double sum = 0.0;
+    for (int64_t n = 0; n < v.outer; ++n) {
+      const float* row = x + (n * v.len + ch) * v.inner;
+      for (int64_t i = 0; i < v.inner; ++i) sum += row[i];
+    }
+    const double mean = sum / count;
+    double sq = 0.0;
+    for (int64_t n = 0; n < v.outer; ++n) {
+      const float* row = x + (n * v.len + ch) * v.inner;
+      for (int64_t i = 0; i < v.inner; ++i) sq += (row[i] - mean) * (row[i] - mean);
+    }
+    const double var = sq / count;  // biased: what normalizes the batch
+    const double invstd = 1.0 / std::sqrt(var + eps);
+    for (int64_t n = 0; n < v.outer; ++n) {
+      const int64_t base = (n * v.len + ch) * v.inner;
+      for (int64_t i = 0; i < v.inner; ++i) {
+        y[base + i] = static_cast<float>((x[base + i] - mean) * invstd * gamma[ch] + beta[ch]);
+      }
+    }
+    saved_mean[ch] = static_cast<float>(mean);
+    saved_invstd[ch] = static_cast<float>(invstd);
+    // Running statistics track the unbiased variance (PyTorch).
+    running_mean[ch] = static_cast<float>((1.0 - momentum) * running_mean[ch] + momentum * mean);
+    running_var[ch] = static_cast<float>((1.0 - momentum) * running_var[ch] + momentum * var * count / (count - 1.0));
+  }
+  return Status::ok();
+}
+
+// ---- LayerNorm, RMSNorm ---------------------------------------------------------------------
+
+Status layer_norm(const KernelCall& c) {
+  RowView v;
+  POCK_RETURN_IF_ERROR(row_view(c, &v));
+  const float* x = c.in_data<float>(0);
+  const float* gamma = c.has_input(1) ? c.in_data<float>(1) : nullptr;
+  const float* beta = c.has_input(2) ? c.in_data<float>(2) : nullptr;
+  float* y = c.out_data<float>(0);
+  float* mean_out = c.num_outputs() > 1 ? c.out_data<float>(1) : nullptr;
+  float* invstd_out = c.num_outputs() > 2 ? c.out_data<float>(2) : nullptr;
+  const double eps = c.attr_float("eps", 1e-5);
+  for (int64_t r = 0; r < v.rows; ++r) {
+    const float* xr = x + r * v.cols;
+    float* yr = y + r * v.cols;
+    double sum = 0.0;
+    for (int64_t j = 0; j < v.cols; ++j) sum += xr[j];
+    const double mean = v.cols ? sum / static_cast<double>(v.cols) : 0.0;
+    double sq = 0.0;
+    for (int64_t j = 0; j < v.cols; ++j) sq += (xr[j] - mean) * (xr[j] - mean);
+    const double invstd = 1.0 / std::sqrt((v.cols ? sq / static_cast<double>(v.cols) : 0.0) + eps);
+    for (int64_t j = 0; j < v.cols; ++j) {
+      double out = (xr[j] - mean) * invstd;
+      if (gamma) out *= gamma[j];
+      if (beta) out += beta[j];
+      yr[j] = static_cast<float>(out);
+    }
+    if (mean_out) mean_out[r] = static_cast<float>(mean);
+    if (invstd_out) invstd_out[r] = static_cast<float>(invstd);
+  }
+  return Status::ok();
+}
+
+Status rms_norm(const KernelCall& c) {
+  RowView v;
+  POCK_RETURN_IF_ERROR(row_view(c, &v));
+  const float* x = c.in_data<float>(0);
+  const float* gamma = c.has_input(1) ? c.in_data<float>(1) : nullptr;
+  float* y = c.out_data<float>(0);
+  float* invrms_out = c.num_outputs() > 1 ? c.out_data<float>(1) : nullptr;
+  const double eps = c.attr_float("eps", 1e-6);
+  for (int64_t r = 0; r < v.rows; ++r) {
+    const float* xr = x + r * v.cols;
+    float* yr = y + r * v.cols;
+    double sq = 0.0;
+    for (int64_t j = 0; j < v.cols; ++j) sq += static_cast<double>(xr[j]) * xr[j];
+    const double invrms = 1.0 / std::sqrt((v.cols ? sq / static_cast<double>(v.cols) : 0.0) + eps);
+    for (int64_t j = 0; j < v.cols; ++j) yr[j] = static_cast<float>(xr[j] * invrms * (gamma ? gamma[j] : 1.0f));
+    if (invrms_out) invrms_out[r] = static_cast<float>(invrms);
+  }
+  return Status::ok();
+}
+
+// ---- Softmax, LogSoftmax --------------------------------------------------------------------
+
+// Subtracting the max keeps exp() from overflowing; the sum is then >= 1, so log() is safe.
+template <bool kLog>
+Status softmax(const KernelCall& c) {
+  const pock_tensor_desc& X = c.in(0);
+  const int64_t attr = c.attr_int("axis", -1);
+  const int64_t axis = attr < 0 ? attr + X.rank : attr;
+  if (axis < 0 || axis >= X.rank) return c.error("axis " + std::to_string(attr) + " out of range for rank " + std::to_string(X.rank));
+  const AxisView v = view_around(X, static_cast<int>(axis));
+  const float* x = c.in_data<float>(0);
+  float* y = c.out_data<float>(0);
+  for (int64_t o = 0; o < v.outer; ++o) {
+    for (int64_t i = 0; i < v.inner; ++i) {
+      const int64_t base = o * v.len * v.inner + i;
+      auto at = [&](int64_t k) { return base + k * v.inner; };
+      double max = -std::numeric_limits<double>::infinity();
+      for (int64_t k = 0; k < v.len; ++k) max = std::fmax(max, x[at(k)]);
+      double sum = 0.0;
+      for (int64_t k = 0; k < v.len; ++k) sum += std::exp(x[at(k)] - max);
+      const double log_sum = std::log(sum);
+      for (int64_t k = 0; k < v.len; ++k) {
+        const double shifted = x[at(k)] - max;
+        y[at(k)] = static_cast<float>(kLog ? shifted - log_sum : std::exp(shifted) / sum);
+      }
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_ref_norm(KernelTable& t) {
+  t.add({"BatchNorm", DType::kF32, batch_norm});
+  t.add({"BatchNormTrain", DType::kF32, batch_norm_train});
+  t.add({"LayerNorm", DType::kF32, layer_norm});
+  t.add({"RMSNorm", DType::kF32, rms_norm});
+  t.add({"Softmax", DType::kF32, softmax<false>});
+  t.add({"LogSoftmax", DType::kF32, softmax<true>});
+}
 
 }  // namespace pock

@@ -1,8 +1,145 @@
 // Reference kernels of the sequence family.
+// Attributes were validated by the schema when the graph was built and again when the blob loaded;
+// what only the data can break (a Gather index out of range) is checked here.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
+namespace {
 
-void register_ref_sequence(KernelTable& t) { (void)t; }
+int64_t index_at(const pock_tensor_desc& indices, int64_t i) {
+  return indices.dtype == POCK_I32 ? static_cast<const int32_t*>(indices.data)[i]
+                                   : static_cast<const int64_t*>(indices.data)[i];
+}
+
+// data [outer, dim, inner] viewed around the axis; each index selects one [inner] block.
+// Every index is checked before anything is written, so a bad index leaves the output untouched.
+Status gather(const KernelCall& c) {
+  const pock_tensor_desc& data = c.in(0);
+  const pock_tensor_desc& indices = c.in(1);
+  const int64_t attr_axis = c.attr_int("axis", 0);
+  const int axis = static_cast<int>(attr_axis < 0 ? attr_axis + data.rank : attr_axis);
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= data.dims[d];
+  for (int d = axis + 1; d < data.rank; ++d) inner *= data.dims[d];
+  const int64_t dim = data.dims[axis];
+  const int64_t count = numel(indices);
+  for (int64_t j = 0; j < count; ++j) {
+    const int64_t k = index_at(indices, j);
+    if (k < -dim || k >= dim) {
+      return c.error("index " + std::to_string(k) + " at position " + std::to_string(j) + " is out of range [" +
+                     std::to_string(-dim) + ", " + std::to_string(dim) + ") for axis " + std::to_string(axis));
+    }
+  }
+  const size_t block = static_cast<size_t>(inner) * dtype_size(static_cast<DType>(data.dtype));
+  const auto* src = static_cast<const uint8_t*>(data.data);
+  auto* dst = static_cast<uint8_t*>(c.out(0).data);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t j = 0; j < count; ++j) {
+      int64_t k = index_at(indices, j);
+      if (k < 0) k += dim;
+      std::memcpy(dst + (o * count + j) * block, src + (o * dim + k) * block, block);
+    }
+  }
+  return Status::ok();
+}
+
+// Rotates D/2 pairs of each row of x [..., S, D] by angle = s * theta^(-2i/D) at position s.
+// Pairs are (i, i + D/2) in the rotate-half form and (2i, 2i + 1) in the interleaved form.
+Status rope(const KernelCall& c) {
+  const pock_tensor_desc& x = c.in(0);
+  const int64_t seq = x.dims[x.rank - 2];
+  const int64_t dim = x.dims[x.rank - 1];
+  const int64_t half = dim / 2;
+  const double theta = c.attr_float("theta", 10000.0);
+  const bool interleaved = c.attr_int("interleaved", 0) != 0;
+  const double direction = c.attr_int("inverse", 0) != 0 ? -1.0 : 1.0;
+  const int64_t rows = seq * dim > 0 ? numel(x) / (seq * dim) : 0;
+  const float* in = c.in_data<float>(0);
+  float* out = c.out_data<float>(0);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t s = 0; s < seq; ++s) {
+      const int64_t row = (r * seq + s) * dim;
+      for (int64_t i = 0; i < half; ++i) {
+        const double angle = static_cast<double>(s) * std::pow(theta, -2.0 * static_cast<double>(i) / dim);
+        const double cos_a = std::cos(angle), sin_a = direction * std::sin(angle);
+        const int64_t a = row + (interleaved ? 2 * i : i);
+        const int64_t b = row + (interleaved ? 2 * i + 1 : i + half);
+        const double xa = in[a], xb = in[b];  // read both first: x and y may share a buffer
+        out[a] = static_cast<float>(xa * cos_a - xb * sin_a);
+        out[b] = static_cast<float>(xb * cos_a + xa * sin_a);
+      }
+    }
+  }
+  return Status::ok();
+}
+
+// scores [..., S, T]: query i sees keys j <= i + (T - S), the keys before it in a cache included.
+Status causal_mask(const KernelCall& c) {
+  const pock_tensor_desc& x = c.in(0);
+  const int64_t queries = x.dims[x.rank - 2];
+  const int64_t keys = x.dims[x.rank - 1];
+  const float value = static_cast<float>(c.attr_float("value", -std::numeric_limits<double>::infinity()));
+  const float* in = c.in_data<float>(0);
+  float* out = c.out_data<float>(0);
+  const int64_t total = numel(x);
+  for (int64_t e = 0; e < total; ++e) {
+    const int64_t j = e % keys;
+    const int64_t i = (e / keys) % queries;
+    out[e] = j > i + (keys - queries) ? value : in[e];
+  }
+  return Status::ok();
+}
+
+Status dropout(const KernelCall& c) {
+  if (c.out(0).data != c.in(0).data) std::memmove(c.out(0).data, c.in(0).data, c.out(0).nbytes);
+  return Status::ok();
+}
+
+// splitmix64's finalizer (Steele, Lea, Flood 2014): a bijective 64-bit mix.
+uint64_t mix64(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// The dropout mask is a pure function of (seed, step, element index) so that the forward pass,
+// its recomputation and every backend agree without carrying RNG state. The contract, which every
+// backend reproduces bit for bit:
+//   bits = mix64(mix64(mix64(seed) ^ step) ^ index)
+//   keep = (bits >> 40) >= uint32(ratio * 2^24)        (24 uniform bits against an integer threshold)
+// and mask = keep ? 1 : 0, y = x * mask / (1 - ratio).
+Status dropout_train(const KernelCall& c) {
+  const double ratio = c.attr_float("ratio", 0.5);
+  const uint64_t seed = static_cast<uint64_t>(c.attr_int("seed", 0));
+  const uint64_t step = static_cast<uint64_t>(*c.in_data<int64_t>(1));
+  const uint64_t threshold = static_cast<uint64_t>(ratio * 16777216.0);
+  const double scale = 1.0 / (1.0 - ratio);
+  const uint64_t stream = mix64(mix64(seed) ^ step);
+  const float* x = c.in_data<float>(0);
+  float* y = c.out_data<float>(0);
+  uint8_t* mask = c.out_data<uint8_t>(1);
+  for (int64_t i = 0, n = numel(c.in(0)); i < n; ++i) {
+    const bool keep = (mix64(stream ^ static_cast<uint64_t>(i)) >> 40) >= threshold;
+    mask[i] = keep ? 1 : 0;
+    y[i] = static_cast<float>(x[i] * (keep ? scale : 0.0));  // x * mask * scale: a NaN stays NaN
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_ref_sequence(KernelTable& t) {
+  for (int i = 0; i < kNumDTypes; ++i) t.add({"Gather", static_cast<DType>(i), gather});
+  t.add({"Rope", DType::kF32, rope});
+  t.add({"CausalMask", DType::kF32, causal_mask});
+  t.add({"Dropout", DType::kF32, dropout});
+  t.add({"DropoutTrain", DType::kF32, dropout_train});
+}
 
 }  // namespace pock

@@ -1,8 +1,250 @@
-// Reference kernels of the training family.
+// Reference kernels of the training family: losses, their gradients and the optimizer updates.
+// Optimizers follow PyTorch's torch.optim (SGD, Adam, AdamW); the learning-rate schedule is
+// computed here from the step counter, so a step needs no host-side bookkeeping.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
+namespace {
 
-void register_ref_training(KernelTable& t) { (void)t; }
+// ---- losses -----------------------------------------------------------------------------------
+
+struct CrossEntropyShape {
+  int64_t rows = 0, classes = 0;
+};
+
+CrossEntropyShape cross_entropy_shape(const pock_tensor_desc& logits) {
+  CrossEntropyShape s;
+  s.classes = logits.dims[logits.rank - 1];
+  s.rows = s.classes ? numel(logits) / s.classes : 0;
+  return s;
+}
+
+Status check_label(const KernelCall& c, int64_t label, int64_t row, int64_t classes) {
+  if (label >= 0 && label < classes) return Status::ok();
+  return c.error("label " + std::to_string(label) + " at position " + std::to_string(row) + " is outside [0, " +
+                 std::to_string(classes) + ") and is not ignore_index");
+}
+
+// Rows whose label is not ignored; the loss is their mean (0 when every row is ignored).
+int64_t counted_rows(const int64_t* labels, int64_t rows, int64_t ignore) {
+  int64_t n = 0;
+  for (int64_t r = 0; r < rows; ++r) n += labels[r] != ignore;
+  return n;
+}
+
+double log_sum_exp(const float* x, int64_t n) {
+  double m = x[0];
+  for (int64_t i = 1; i < n; ++i) m = std::fmax(m, static_cast<double>(x[i]));
+  double s = 0.0;
+  for (int64_t i = 0; i < n; ++i) s += std::exp(x[i] - m);
+  return m + std::log(s);
+}
+
+// Per row: (1 - e) * (-log p[label]) + e * mean_c(-log p[c]), e = label_smoothing (PyTorch).
+Status softmax_cross_entropy(const KernelCall& c) {
+  const float* logits = c.in_data<float>(0);
+  const int64_t* labels = c.in_data<int64_t>(1);
+  const CrossEntropyShape s = cross_entropy_shape(c.in(0));
+  const int64_t ignore = c.attr_int("ignore_index", -100);
+  const double eps = c.attr_float("label_smoothing", 0.0);
+  double total = 0.0;
+  for (int64_t r = 0; r < s.rows; ++r) {
+    if (labels[r] == ignore) continue;
+    POCK_RETURN_IF_ERROR(check_label(c, labels[r], r, s.classes));
+    const float* x = logits + r * s.classes;
+    const double lse = log_sum_exp(x, s.classes);
+    double mean_x = 0.0;
+    for (int64_t k = 0; k < s.classes; ++k) mean_x += x[k];
+    mean_x /= static_cast<double>(s.classes);
+    total += lse - (1.0 - eps) * x[labels[r]] - eps * mean_x;
+  }
+  const int64_t n = counted_rows(labels, s.rows, ignore);
+  *c.out_data<float>(0) = n ? static_cast<float>(total / static_cast<double>(n)) : 0.0f;
+  return Status::ok();
+}
+
+// dlogits = dloss / n * (softmax - (1 - e) onehot(label) - e / C); ignored rows get 0.
+Status softmax_cross_entropy_grad(const KernelCall& c) {
+  const float dloss = *c.in_data<float>(0);
+  const float* logits = c.in_data<float>(1);
+  const int64_t* labels = c.in_data<int64_t>(2);
+  float* dx = c.out_data<float>(0);
+  const CrossEntropyShape s = cross_entropy_shape(c.in(1));
+  const int64_t ignore = c.attr_int("ignore_index", -100);
+  const double eps = c.attr_float("label_smoothing", 0.0);
+  const int64_t n = counted_rows(labels, s.rows, ignore);
+  const double scale = n ? dloss / static_cast<double>(n) : 0.0;
+  for (int64_t r = 0; r < s.rows; ++r) {
+    const float* x = logits + r * s.classes;
+    float* d = dx + r * s.classes;
+    if (labels[r] == ignore) {
+      for (int64_t k = 0; k < s.classes; ++k) d[k] = 0.0f;
+      continue;
+    }
+    POCK_RETURN_IF_ERROR(check_label(c, labels[r], r, s.classes));
+    const double lse = log_sum_exp(x, s.classes);
+    for (int64_t k = 0; k < s.classes; ++k) {
+      const double target = (k == labels[r] ? 1.0 - eps : 0.0) + eps / static_cast<double>(s.classes);
+      d[k] = static_cast<float>(scale * (std::exp(x[k] - lse) - target));
+    }
+  }
+  return Status::ok();
+}
+
+Status mse_loss(const KernelCall& c) {
+  const float* p = c.in_data<float>(0);
+  const float* t = c.in_data<float>(1);
+  const int64_t n = numel(c.in(0));
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) total += (static_cast<double>(p[i]) - t[i]) * (static_cast<double>(p[i]) - t[i]);
+  *c.out_data<float>(0) = n ? static_cast<float>(total / static_cast<double>(n)) : 0.0f;
+  return Status::ok();
+}
+
+Status mse_loss_grad(const KernelCall& c) {
+  const double dloss = *c.in_data<float>(0);
+  const float* p = c.in_data<float>(1);
+  const float* t = c.in_data<float>(2);
+  float* dp = c.out_data<float>(0);
+  const int64_t n = numel(c.in(1));
+  for (int64_t i = 0; i < n; ++i) dp[i] = static_cast<float>(dloss * 2.0 * (static_cast<double>(p[i]) - t[i]) / static_cast<double>(n));
+  return Status::ok();
+}
+
+// ---- accumulation and clipping ----------------------------------------------------------------
+
+Status accumulate_grad(const KernelCall& c) {
+  float* acc = c.inout_data<float>(0);
+  const float* g = c.in_data<float>(1);
+  for (int64_t i = 0, n = numel(c.in(0)); i < n; ++i) acc[i] += g[i];
+  return Status::ok();
+}
+
+// torch.nn.utils.clip_grad_norm_: coefficient max_norm / (total_norm + 1e-6), clamped to 1.
+Status global_norm_clip_scale(const KernelCall& c) {
+  const double grad_scale = c.attr_float("grad_scale", 1.0);
+  double sum_sq = 0.0;
+  for (int k = 0; k < c.num_inputs(); ++k) {
+    const float* g = c.in_data<float>(k);
+    for (int64_t i = 0, n = numel(c.in(k)); i < n; ++i) {
+      const double v = g[i] * grad_scale;
+      sum_sq += v * v;
+    }
+  }
+  const double coef = c.attr_float("max_norm", 1.0) / (std::sqrt(sum_sq) + 1e-6);
+  *c.out_data<float>(0) = static_cast<float>(std::fmin(coef, 1.0));
+  return Status::ok();
+}
+
+// ---- optimizer updates ------------------------------------------------------------------------
+
+// Which update this train step performs: 0 on the micro-batches that only accumulate.
+int64_t update_index(const KernelCall& c) {
+  const int64_t step = *c.in_data<int64_t>(2);  // 1-based: the runtime advances it before the step
+  const int64_t k = c.attr_int("accumulation", 1);
+  return step > 0 && step % k == 0 ? step / k : 0;
+}
+
+// Learning rate of update u (1-based). linear_warmup: lr * u / warmup for u <= warmup, then lr.
+// cosine: the same warm-up, then lr at update warmup + 1 decaying to min_lr at update
+// total_steps along half a cosine, and min_lr after.
+double scheduled_lr(const KernelCall& c, int64_t u) {
+  const double lr = c.attr_float("lr", 0.01);
+  const std::string_view type = c.attr_string("schedule", "constant");
+  if (type == "constant") return lr;
+  const int64_t warmup = c.attr_int("warmup_steps", 0);
+  if (u <= warmup) return lr * static_cast<double>(u) / static_cast<double>(warmup);
+  if (type == "linear_warmup") return lr;
+  const int64_t total = c.attr_int("total_steps", 0);
+  const double min_lr = c.attr_float("min_lr", 0.0);
+  const double span = static_cast<double>(std::max<int64_t>(1, total - warmup - 1));
+  const double progress = std::fmin(1.0, static_cast<double>(u - warmup - 1) / span);
+  return min_lr + (lr - min_lr) * 0.5 * (1.0 + std::cos(M_PI * progress));
+}
+
+// The gradient an update applies: the accumulator's mean over micro-batches, times the clip factor.
+float gradient_scale(const KernelCall& c, int clip_input) {
+  const double k = static_cast<double>(c.attr_int("accumulation", 1));
+  const double clip = c.has_input(clip_input) ? *c.in_data<float>(clip_input) : 1.0;
+  return static_cast<float>(clip / k);
+}
+
+// torch.optim.SGD (dampening 0): g += wd p; buf = momentum buf + g; g = nesterov ? g + momentum
+// buf : buf; p -= lr g. A zero-initialized buffer makes the first step buf = g, as in PyTorch.
+Status sgd_update(const KernelCall& c) {
+  const int64_t u = update_index(c);
+  if (u == 0) return Status::ok();
+  float* p = c.inout_data<float>(0);
+  float* grad = c.inout_data<float>(1);
+  float* buf = c.has_input(3) ? c.inout_data<float>(3) : nullptr;
+  const float lr = static_cast<float>(scheduled_lr(c, u));
+  const float wd = static_cast<float>(c.attr_float("weight_decay", 0.0));
+  const float momentum = static_cast<float>(c.attr_float("momentum", 0.0));
+  const bool nesterov = c.attr_int("nesterov", 0) != 0;
+  const float scale = gradient_scale(c, 4);
+  const bool accumulator = c.attr_int("accumulation", 1) > 1;
+  for (int64_t i = 0, n = numel(c.in(0)); i < n; ++i) {
+    float g = grad[i] * scale;
+    if (wd != 0.0f) g += wd * p[i];
+    if (momentum != 0.0f && buf) {
+      buf[i] = momentum * buf[i] + g;
+      g = nesterov ? g + momentum * buf[i] : buf[i];
+    }
+    p[i] -= lr * g;
+    if (accumulator) grad[i] = 0.0f;  // the next micro-batch starts a fresh sum
+  }
+  return Status::ok();
+}
+
+// torch.optim.Adam / AdamW: m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
+// p -= lr / (1 - b1^u) * m / (sqrt(v) / sqrt(1 - b2^u) + eps). Adam adds wd p to g; AdamW
+// (decoupled=1) first scales p by 1 - lr wd.
+Status adam_update(const KernelCall& c) {
+  const int64_t u = update_index(c);
+  if (u == 0) return Status::ok();
+  float* p = c.inout_data<float>(0);
+  float* grad = c.inout_data<float>(1);
+  float* m = c.inout_data<float>(3);
+  float* v = c.inout_data<float>(4);
+  const double lr = scheduled_lr(c, u);
+  const double wd = c.attr_float("weight_decay", 0.0);
+  const double b1 = c.attr_float("beta1", 0.9), b2 = c.attr_float("beta2", 0.999), eps = c.attr_float("eps", 1e-8);
+  const bool decoupled = c.attr_int("decoupled", 0) != 0;
+  const double bias1 = 1.0 - std::pow(b1, static_cast<double>(u));
+  const double bias2_sqrt = std::sqrt(1.0 - std::pow(b2, static_cast<double>(u)));
+  const float scale = gradient_scale(c, 5);
+  const bool accumulator = c.attr_int("accumulation", 1) > 1;
+  for (int64_t i = 0, n = numel(c.in(0)); i < n; ++i) {
+    double g = static_cast<double>(grad[i] * scale);
+    double w = p[i];
+    if (wd != 0.0) {
+      if (decoupled) w *= 1.0 - lr * wd;
+      else g += wd * w;
+    }
+    m[i] = static_cast<float>(b1 * m[i] + (1.0 - b1) * g);
+    v[i] = static_cast<float>(b2 * v[i] + (1.0 - b2) * g * g);
+    const double denom = std::sqrt(static_cast<double>(v[i])) / bias2_sqrt + eps;
+    p[i] = static_cast<float>(w - lr / bias1 * static_cast<double>(m[i]) / denom);
+    if (accumulator) grad[i] = 0.0f;
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_ref_training(KernelTable& t) {
+  t.add({"SoftmaxCrossEntropy", DType::kF32, softmax_cross_entropy});
+  t.add({"SoftmaxCrossEntropyGrad", DType::kF32, softmax_cross_entropy_grad});
+  t.add({"MseLoss", DType::kF32, mse_loss});
+  t.add({"MseLossGrad", DType::kF32, mse_loss_grad});
+  t.add({"AccumulateGrad", DType::kF32, accumulate_grad});
+  t.add({"GlobalNormClipScale", DType::kF32, global_norm_clip_scale});
+  t.add({"SgdUpdate", DType::kF32, sgd_update});
+  t.add({"AdamUpdate", DType::kF32, adam_update});
+}
 
 }  // namespace pock

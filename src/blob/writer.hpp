@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "blob/atomic_file.hpp"  // write_file_atomic, used with write_blob
 #include "blob/program_spec.hpp"
 
 namespace pock {
@@ -10,7 +11,5 @@ namespace pock {
 Status write_blob(const ProgramSpec& spec, std::vector<uint8_t>* out);
 // Writes atomically: a temporary file beside `path`, fsync, rename. A crash keeps the old file.
 Status write_blob_file(const ProgramSpec& spec, const std::string& path);
-// Atomic write of any bytes (shared with checkpoints).
-Status write_file_atomic(const std::string& path, const void* data, size_t size);
 
 }  // namespace pock

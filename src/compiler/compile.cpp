@@ -3,6 +3,7 @@
 
 #include "blob/writer.hpp"
 #include "compiler/emit.hpp"
+#include "compiler/passes/passes.hpp"
 #include "compiler/training.hpp"
 #include "pock/compiler.hpp"
 
@@ -35,6 +36,7 @@ Result<std::vector<uint8_t>> compile(const Graph& model, const Recipe* recipe, c
   program.graph = model;
   program.functions.push_back(build_infer_function(model));
   if (recipe) POCK_RETURN_IF_ERROR(build_training_functions(program, *recipe, options));
+  POCK_RETURN_IF_ERROR(run_passes(program, options));
   ProgramSpec spec;
   POCK_RETURN_IF_ERROR(emit_program(program, options, &spec, report));
   std::vector<uint8_t> bytes;

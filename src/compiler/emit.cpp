@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "compiler/memplan/planner.hpp"
+#include "ir/op_schema.hpp"
 
 namespace pock {
 namespace {
@@ -158,8 +159,49 @@ Status emit_program(const TrainingProgram& program, const CompileOptions& option
       fs.ops.push_back(static_cast<uint32_t>(spec->ops.size()));
       spec->ops.push_back(std::move(op));
     }
-    const MemoryPlan plan = plan_memory(requests);
-    for (size_t r = 0; r < requests.size(); ++r) spec->tensors[request_tensor[r]].offset = plan.offsets[r];
+    // In-place elementwise: an output takes its input's buffer when the input dies at that op.
+    std::vector<size_t> group(requests.size());
+    for (size_t r = 0; r < group.size(); ++r) group[r] = r;
+    auto root = [&](size_t r) {
+      while (group[r] != r) r = group[r] = group[group[r]];
+      return r;
+    };
+    for (size_t k = 0; k < fn.nodes.size(); ++k) {
+      const Node& n = fn.nodes[k];
+      const OpSchema* schema = SchemaRegistry::global().find(n.op);
+      if (!schema || schema->inplace_input < 0 || n.outputs.empty()) continue;
+      const size_t ii = static_cast<size_t>(schema->inplace_input);
+      if (ii >= n.inputs.size() || n.inputs[ii] == kNoTensor) continue;
+      auto in = request_of.find(remap[n.inputs[ii]]);
+      auto out = request_of.find(remap[n.outputs[0]]);
+      if (in == request_of.end() || out == request_of.end()) continue;
+      const BufferRequest& rin = requests[in->second];
+      const BufferRequest& rout = requests[out->second];
+      bool read_twice = false;  // Mul(x, x) must not overwrite x while reading it as input 1
+      for (size_t j = 0; j < n.inputs.size(); ++j) read_twice = read_twice || (j != ii && n.inputs[j] == n.inputs[ii]);
+      if (rin.last == static_cast<int32_t>(k) && rout.first == static_cast<int32_t>(k) && rin.size == rout.size && !read_twice) {
+        group[root(out->second)] = root(in->second);
+      }
+    }
+    std::vector<BufferRequest> merged;
+    std::vector<size_t> merged_of(requests.size());
+    std::unordered_map<size_t, size_t> index_of_root;
+    for (size_t r = 0; r < requests.size(); ++r) {
+      const size_t g = root(r);
+      auto it = index_of_root.find(g);
+      if (it == index_of_root.end()) {
+        it = index_of_root.emplace(g, merged.size()).first;
+        merged.push_back(requests[r]);
+      } else {
+        BufferRequest& m = merged[it->second];
+        m.size = std::max(m.size, requests[r].size);
+        m.first = std::min(m.first, requests[r].first);
+        m.last = std::max(m.last, requests[r].last);
+      }
+      merged_of[r] = it->second;
+    }
+    const MemoryPlan plan = plan_memory(merged);
+    for (size_t r = 0; r < requests.size(); ++r) spec->tensors[request_tensor[r]].offset = plan.offsets[merged_of[r]];
     fs.arena_bytes = plan.peak;
     spec->arena_bytes = std::max(spec->arena_bytes, plan.peak);
     const bool headline = fn.name == "train" || (fn.name == "infer" && rep.arena_peak_bytes == 0);
@@ -167,10 +209,13 @@ Status emit_program(const TrainingProgram& program, const CompileOptions& option
       rep.arena_peak_bytes = plan.peak;
       rep.arena_lower_bound_bytes = plan.lower_bound;
     }
-    if (fn.backward_begin >= 0) {
-      for (const BufferRequest& r : requests) {
-        if (r.first < fn.backward_begin && r.last >= fn.backward_begin) rep.saved_activation_bytes += r.size;
-      }
+    // Saved activations: written by a forward (or loss) node, read by a backward or update node.
+    for (const BufferRequest& r : requests) {
+      const Phase made = fn.nodes[r.first].phase;
+      const Phase read = fn.nodes[r.last].phase;
+      const bool forward_made = made == Phase::kForward || made == Phase::kLoss;
+      const bool backward_read = read == Phase::kBackward || read == Phase::kUpdate;
+      if (forward_made && backward_read) rep.saved_activation_bytes += r.size;
     }
     spec->functions.push_back(std::move(fs));
   }

@@ -1,23 +1,111 @@
-// Placeholder until the autodiff lowering lands (issue 3): a recipe is refused with a clear error.
+// Builds the "train" and "eval" functions: train-mode forward, loss, reverse-mode gradients,
+// optimizer updates. Each step lives in its own file under lowering/ and autodiff/.
 #include "compiler/training.hpp"
 
+#include <algorithm>
+
+#include "compiler/autodiff/autodiff.hpp"
+#include "compiler/lowering/batch_size.hpp"
+#include "compiler/lowering/loss.hpp"
+#include "compiler/lowering/optimizer.hpp"
+#include "compiler/lowering/train_mode.hpp"
+#include "compiler/lowering/trainable.hpp"
+#include "compiler/recipe.hpp"
+
 namespace pock {
+namespace {
+
+// The caller-fed tensors a function reads, in first-use order.
+std::vector<TensorId> function_inputs(const Graph& g, const std::vector<Node>& nodes) {
+  std::vector<TensorId> out;
+  for (const Node& n : nodes) {
+    for (TensorId id : n.inputs) {
+      if (id != kNoTensor && g.tensor(id).kind == TensorKind::kInput &&
+          std::find(out.begin(), out.end(), id) == out.end()) {
+        out.push_back(id);
+      }
+    }
+  }
+  return out;
+}
+
+TensorId add_step_counter(Graph& g) {
+  TensorDesc d;
+  d.name = "step";
+  d.dtype = DType::kI64;
+  d.shape = {};
+  d.kind = TensorKind::kState;
+  d.data = std::make_shared<const std::vector<uint8_t>>(sizeof(int64_t), uint8_t{0});
+  return g.add_tensor(std::move(d));
+}
+
+// Copies each parameter's final gradient into a persistent output "<param>.grad".
+Status expose_gradients(Graph& g, FunctionDef& fn, const std::vector<ParamGrad>& grads) {
+  for (const ParamGrad& pg : grads) {
+    const std::string name = g.tensor(pg.param).name + ".grad";
+    if (g.find(name) != kNoTensor) {
+      return Status(Code::kInvalidArgument, "expose_gradients: the model already has a tensor named '" + name + "'");
+    }
+    auto node = g.create_node("Identity", {pg.grad}, {}, name, {name});
+    if (!node.is_ok()) return node.status();
+    node->phase = Phase::kBackward;
+    fn.outputs.push_back(node->outputs[0]);
+    fn.nodes.push_back(std::move(node.value()));
+  }
+  return Status::ok();
+}
+
+Status build_eval(TrainingProgram& program, const Recipe& recipe, TensorId source, TensorId labels) {
+  Graph& g = program.graph;
+  POCK_ASSIGN_OR_RETURN(ForwardClone fwd, clone_forward(g, ForwardMode::kEval, "eval/", {}, program.step));
+  FunctionDef fn;
+  fn.name = "eval";
+  fn.nodes = std::move(fwd.nodes);
+  POCK_ASSIGN_OR_RETURN(fn.loss, append_loss(g, fn.nodes, recipe.loss, fwd.map(source), labels, "eval_loss"));
+  fn.inputs = function_inputs(g, fn.nodes);
+  program.functions.push_back(std::move(fn));
+  return Status::ok();
+}
+
+}  // namespace
 
 Status build_training_functions(TrainingProgram& program, const Recipe& recipe, const CompileOptions& options) {
-  (void)program;
-  (void)recipe;
-  (void)options;
-  return Status(Code::kUnsupportedOp, "training lowering is not built yet: compile without a recipe");
-}
+  POCK_RETURN_IF_ERROR(validate_recipe(recipe));
+  Graph& g = program.graph;
+  if (recipe.batch_size > 0) POCK_RETURN_IF_ERROR(set_batch_size(g, recipe.batch_size));
 
-Result<Recipe> parse_recipe(std::string_view json) {
-  (void)json;
-  return Status(Code::kInvalidArgument, "recipe parsing is not built yet");
-}
+  POCK_ASSIGN_OR_RETURN(const TensorId source, resolve_loss_source(g, recipe.loss));
+  POCK_ASSIGN_OR_RETURN(const TensorId labels, create_label_input(g, recipe.loss, source));
+  POCK_ASSIGN_OR_RETURN(const std::vector<TensorId> trainable,
+                        select_trainable(g, recipe.trainable, batchnorm_running_stats(g)));
+  if (trainable.empty()) return Status(Code::kInvalidArgument, "trainable: no parameter is selected for training");
+  const std::unordered_set<size_t> train_bn = batchnorm_nodes_in_train_form(g, recipe.freeze_batchnorm_stats);
+  POCK_RETURN_IF_ERROR(make_running_stats_state(g, train_bn));
+  program.step = add_step_counter(g);
 
-Result<Recipe> load_recipe(const std::string& path) {
-  (void)path;
-  return Status(Code::kInvalidArgument, "recipe parsing is not built yet");
+  // train: forward (train form) -> loss -> backward -> optimizer.
+  POCK_ASSIGN_OR_RETURN(ForwardClone fwd, clone_forward(g, ForwardMode::kTrain, "train/", train_bn, program.step));
+  FunctionDef fn;
+  fn.name = "train";
+  fn.nodes = std::move(fwd.nodes);
+  POCK_ASSIGN_OR_RETURN(fn.loss, append_loss(g, fn.nodes, recipe.loss, fwd.map(source), labels, "loss"));
+  POCK_ASSIGN_OR_RETURN(Backward bwd, build_backward(g, fn.nodes, fn.loss, trainable));
+  std::vector<ParamGrad> grads;
+  for (TensorId p : trainable) {
+    auto it = bwd.grads.find(p);
+    if (it != bwd.grads.end()) grads.push_back({p, it->second});
+  }
+  if (grads.empty()) {
+    return Status(Code::kInvalidArgument, "no trainable parameter influences the loss '" + g.tensor(fn.loss).name + "'");
+  }
+  fn.backward_begin = static_cast<int32_t>(fn.nodes.size());
+  for (Node& n : bwd.nodes) fn.nodes.push_back(std::move(n));
+  if (options.expose_gradients) POCK_RETURN_IF_ERROR(expose_gradients(g, fn, grads));
+  POCK_RETURN_IF_ERROR(append_optimizer(g, fn.nodes, recipe, program.step, grads));
+  fn.inputs = function_inputs(g, fn.nodes);
+  program.functions.push_back(std::move(fn));
+
+  return build_eval(program, recipe, source, labels);
 }
 
 }  // namespace pock

@@ -42,6 +42,9 @@ struct OpSchema {
   // Inputs the op writes in place (optimizer updates, BatchNorm running stats): the scheduler
   // orders every other reader of these before the op.
   std::vector<int> mutated_inputs;
+  // Output 0 may reuse this input's buffer when that input dies at this op and has the same size
+  // (elementwise ops whose kernel reads element i before writing element i). -1: never.
+  int inplace_input = -1;
   std::string doc;
 };
 
@@ -51,6 +54,10 @@ class SchemaRegistry {
   void add(OpSchema schema);
   const OpSchema* find(std::string_view op) const;
   std::vector<std::string> names() const;
+  void set_inplace(const std::string& op, int input) {
+    auto it = schemas_.find(op);
+    if (it != schemas_.end()) it->second.inplace_input = input;
+  }
 
  private:
   std::unordered_map<std::string, OpSchema> schemas_;

@@ -6,10 +6,12 @@
 
 namespace pock {
 
-std::vector<std::string> builtin_backend_names() { return {"ref"}; }
+std::vector<std::string> builtin_backend_names() { return {"cpu", "ref"}; }
 
 std::vector<BackendHandle> make_backends(const std::string& preferred) {
   std::vector<BackendHandle> out;
+  // cpu kernels score above ref's 1, so cpu wins wherever it has a kernel; ref is the fallback.
+  out.push_back(make_table_backend("cpu", &cpu_kernels()));
   out.push_back(make_table_backend("ref", &ref_kernels()));
   if (!preferred.empty()) {
     std::stable_partition(out.begin(), out.end(), [&](const BackendHandle& b) { return preferred == b->name; });

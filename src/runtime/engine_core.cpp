@@ -59,6 +59,7 @@ Status EngineCore::init(const uint8_t* data, size_t size, const EngineOptions& o
     d.nbytes = t.nbytes();
     d.data = region_base(t.storage(), view_.weights, persistent_.data(), arena_.data()) + t.offset();
     d.memory_space = POCK_MEMORY_HOST;
+    d.flags = t.storage() == fb::Storage::Weights ? uint32_t{POCK_TENSOR_CONSTANT} : 0u;  // blob weights are read-only
     if (t.has_init()) std::memcpy(d.data, view_.weights + t.init_offset(), t.nbytes());
     by_name_[t.name()->str()] = static_cast<int32_t>(i);
     if (t.checkpointed() && t.storage() == fb::Storage::Persistent) {
@@ -135,7 +136,9 @@ Status EngineCore::bind_ops() {
     for (const BackendPtr& be : backends_) {
       const int32_t score = be->supports_op(be->context, &b.desc);
       if (score <= 0) continue;
-      if (!preferred.empty() && preferred == be->name && options_.backend.empty()) {
+      // The caller's backend (EngineOptions::backend) outranks the blob's, which outranks scores.
+      const std::string& wanted = options_.backend.empty() ? preferred : options_.backend;
+      if (!wanted.empty() && wanted == be->name) {
         chosen = be.get();
         break;
       }

@@ -49,9 +49,11 @@ inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0
 
 // Builds a graph with one node of `op` over `inputs` (each a graph input; an input with an empty
 // byte vector and rank -1... is not supported: pass kNoTensor via `omitted`), compiles it without
-// a recipe, runs inference and returns every output.
+// a recipe, runs inference and returns every output. `backend` ("ref", "cpu"; empty: the engine's
+// choice) picks whose kernel runs, so a family's tests can check the reference oracle itself.
 inline Result<std::vector<HostTensor>> run_op(const std::string& op, const std::vector<HostTensor>& inputs,
-                                              const Attrs& attrs = {}, const std::vector<bool>& omitted = {}) {
+                                              const Attrs& attrs = {}, const std::vector<bool>& omitted = {},
+                                              const std::string& backend = {}) {
   Graph g;
   std::vector<TensorId> ids;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -66,7 +68,9 @@ inline Result<std::vector<HostTensor>> run_op(const std::string& op, const std::
   for (size_t i = 0; i < outs->size(); ++i) POCK_RETURN_IF_ERROR(g.mark_output((*outs)[i], "out" + std::to_string(i)));
   auto blob = compile(g, nullptr);
   if (!blob.is_ok()) return blob.status();
-  auto engine = Engine::open_buffer(blob->data(), blob->size());
+  Engine::Options options;
+  options.backend = backend;
+  auto engine = Engine::open_buffer(blob->data(), blob->size(), options);
   if (!engine.is_ok()) return engine.status();
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (ids[i] == kNoTensor) continue;

@@ -52,13 +52,11 @@ Status identity(InferContext& ctx) { return schema::same_as_first(ctx); }
 
 void register_elementwise_schemas(SchemaRegistry& r) {
   using schema::add;
-  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Maximum", "Minimum"}) {
-    add(r, op, 2, 2, 1, 1, binary_float, "numpy-broadcast binary arithmetic");
-  }
-  for (const char* op : {"Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Abs", "Reciprocal", "Square", "Relu", "Sigmoid",
-                         "Tanh", "Silu", "HardSwish", "HardSigmoid"}) {
-    add(r, op, 1, 1, 1, 1, unary_float, "unary elementwise");
-  }
+  static const char* const kBinary[] = {"Add", "Sub", "Mul", "Div", "Pow", "Maximum", "Minimum"};
+  static const char* const kUnary[] = {"Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Abs", "Reciprocal", "Square", "Relu",
+                                       "Sigmoid", "Tanh", "Silu", "HardSwish", "HardSigmoid"};
+  for (const char* op : kBinary) add(r, op, 2, 2, 1, 1, binary_float, "numpy-broadcast binary arithmetic");
+  for (const char* op : kUnary) add(r, op, 1, 1, 1, 1, unary_float, "unary elementwise");
   add(r, "Relu6", 1, 1, 1, 1, unary_float, "min(max(x, 0), 6)");
   add(r, "Clip", 1, 1, 1, 1, clip, "clamp to [min, max] (attributes; absent bound = unbounded)");
   add(r, "Gelu", 1, 1, 1, 1, gelu, "GELU; approximate = 'none' (erf) or 'tanh'");
@@ -68,6 +66,12 @@ void register_elementwise_schemas(SchemaRegistry& r) {
   add(r, "Identity", 1, 1, 1, 1, identity, "copy");
   // Scale by a constant: y = x * alpha + beta (attributes). Autodiff and fusion emit it.
   add(r, "ScaleShift", 1, 1, 1, 1, unary_float, "x * alpha + beta");
+
+  // These kernels read element i before writing element i, so output 0 may take input 0's
+  // buffer when input 0 dies here (the planner checks sizes and lifetimes).
+  for (const char* op : kBinary) r.set_inplace(op, 0);
+  for (const char* op : kUnary) r.set_inplace(op, 0);
+  for (const char* op : {"Relu6", "Clip", "Gelu", "LeakyRelu", "ScaleShift", "Identity"}) r.set_inplace(op, 0);
 }
 
 }  // namespace pock

@@ -1,8 +1,169 @@
-// Gradient rules of the elementwise family.
+// Gradient rules of the elementwise family. Broadcast inputs get their gradient summed back to
+// their own shape (GradContext::sum_to_shape); activations use the fused (dy, x) -> dx ops of the
+// elementwise_grad family.
 #include "compiler/autodiff/grad_rule.hpp"
 
 namespace pock {
+namespace {
 
-void register_elementwise_gradients(GradRegistry& r) { (void)r; }
+Shape shape_of(GradContext& c, size_t input) { return c.desc(c.x(input)).shape; }  // a copy: emits grow the graph
+
+// Sets input i's gradient from a full-shape (broadcast) gradient.
+void set_reduced(GradContext& c, size_t i, TensorId full) {
+  if (c.needs(i)) c.set_dx(i, c.sum_to_shape(full, shape_of(c, i)));
+}
+
+Status add_grad(GradContext& c) {
+  set_reduced(c, 0, c.dy(0));
+  set_reduced(c, 1, c.dy(0));
+  return Status::ok();
+}
+
+Status sub_grad(GradContext& c) {
+  set_reduced(c, 0, c.dy(0));
+  if (c.needs(1)) set_reduced(c, 1, c.emit1("Neg", {c.dy(0)}));
+  return Status::ok();
+}
+
+Status mul_grad(GradContext& c) {
+  if (c.needs(0)) set_reduced(c, 0, c.emit1("Mul", {c.dy(0), c.x(1)}));
+  if (c.needs(1)) set_reduced(c, 1, c.emit1("Mul", {c.dy(0), c.x(0)}));
+  return Status::ok();
+}
+
+// y = a / b: da = dy / b, db = -dy * y / b.
+Status div_grad(GradContext& c) {
+  if (c.needs(0)) set_reduced(c, 0, c.emit1("Div", {c.dy(0), c.x(1)}));
+  if (c.needs(1)) {
+    const TensorId dy_y = c.emit1("Mul", {c.dy(0), c.y(0)});
+    set_reduced(c, 1, c.emit1("Neg", {c.emit1("Div", {dy_y, c.x(1)})}));
+  }
+  return Status::ok();
+}
+
+// Pow, Maximum, Minimum: one op gives both full-shape gradients.
+template <const char* kOp>
+Status paired_grad(GradContext& c) {
+  const std::vector<TensorId> d = c.emit(kOp, {c.dy(0), c.x(0), c.x(1)});
+  if (d.size() != 2) return c.status();
+  set_reduced(c, 0, d[0]);
+  set_reduced(c, 1, d[1]);
+  return Status::ok();
+}
+constexpr char kPowGrad[] = "PowGrad";
+constexpr char kMaximumGrad[] = "MaximumGrad";
+constexpr char kMinimumGrad[] = "MinimumGrad";
+
+// dx = kGradOp(dy, x) with the forward attributes (alpha, min/max, approximate).
+template <const char* kGradOp>
+Status from_input(GradContext& c) {
+  c.set_dx(0, c.emit1(kGradOp, {c.dy(0), c.x(0)}, c.attrs()));
+  return Status::ok();
+}
+// dx = kGradOp(dy, y): for functions whose derivative is cheapest from the output.
+template <const char* kGradOp>
+Status from_output(GradContext& c) {
+  c.set_dx(0, c.emit1(kGradOp, {c.dy(0), c.y(0)}));
+  return Status::ok();
+}
+constexpr char kReluGrad[] = "ReluGrad";
+constexpr char kRelu6Grad[] = "Relu6Grad";
+constexpr char kLeakyReluGrad[] = "LeakyReluGrad";
+constexpr char kClipGrad[] = "ClipGrad";
+constexpr char kGeluGrad[] = "GeluGrad";
+constexpr char kSiluGrad[] = "SiluGrad";
+constexpr char kHardSwishGrad[] = "HardSwishGrad";
+constexpr char kHardSigmoidGrad[] = "HardSigmoidGrad";
+constexpr char kAbsGrad[] = "AbsGrad";
+constexpr char kSigmoidGrad[] = "SigmoidGrad";
+constexpr char kTanhGrad[] = "TanhGrad";
+
+Status scaled(GradContext& c, TensorId t, double alpha) {
+  c.set_dx(0, c.emit1("ScaleShift", {t}, Attrs{{"alpha", alpha}}));
+  return Status::ok();
+}
+
+Status neg_grad(GradContext& c) {
+  c.set_dx(0, c.emit1("Neg", {c.dy(0)}));
+  return Status::ok();
+}
+Status exp_grad(GradContext& c) {  // d exp(x) = exp(x) = y
+  c.set_dx(0, c.emit1("Mul", {c.dy(0), c.y(0)}));
+  return Status::ok();
+}
+Status log_grad(GradContext& c) {
+  c.set_dx(0, c.emit1("Div", {c.dy(0), c.x(0)}));
+  return Status::ok();
+}
+Status sqrt_grad(GradContext& c) {  // 1 / (2 sqrt(x)) = 0.5 / y
+  return scaled(c, c.emit1("Div", {c.dy(0), c.y(0)}), 0.5);
+}
+Status rsqrt_grad(GradContext& c) {  // -0.5 x^(-3/2) = -0.5 y^3
+  const TensorId y3 = c.emit1("Mul", {c.emit1("Square", {c.y(0)}), c.y(0)});
+  return scaled(c, c.emit1("Mul", {c.dy(0), y3}), -0.5);
+}
+Status reciprocal_grad(GradContext& c) {  // -1 / x^2 = -y^2
+  return scaled(c, c.emit1("Mul", {c.dy(0), c.emit1("Square", {c.y(0)})}), -1.0);
+}
+Status square_grad(GradContext& c) {
+  return scaled(c, c.emit1("Mul", {c.dy(0), c.x(0)}), 2.0);
+}
+Status scale_shift_grad(GradContext& c) {
+  return scaled(c, c.dy(0), c.attrs().get_float("alpha", 1.0));
+}
+Status identity_grad(GradContext& c) {
+  c.set_dx(0, c.dy(0));
+  return Status::ok();
+}
+
+// Where(cond, a, b): the gradient goes to the branch that was taken; cond has none.
+Status where_grad(GradContext& c) {
+  const TensorId zero = c.constant(0.0f, {});
+  if (c.needs(1)) set_reduced(c, 1, c.emit1("Where", {c.x(0), c.dy(0), zero}));
+  if (c.needs(2)) set_reduced(c, 2, c.emit1("Where", {c.x(0), zero, c.dy(0)}));
+  return Status::ok();
+}
+
+// Between float dtypes the gradient casts back; from or to an integer dtype nothing flows.
+Status cast_grad(GradContext& c) {
+  const DType from = c.desc(c.x(0)).dtype;
+  if (!is_float(from) || !is_float(c.desc(c.y(0)).dtype)) return Status::ok();
+  c.set_dx(0, from == c.desc(c.dy(0)).dtype ? c.dy(0) : c.emit1("Cast", {c.dy(0)}, Attrs{{"to", std::string(dtype_name(from))}}));
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_elementwise_gradients(GradRegistry& r) {
+  r.add("Add", add_grad);
+  r.add("Sub", sub_grad);
+  r.add("Mul", mul_grad);
+  r.add("Div", div_grad);
+  r.add("Pow", paired_grad<kPowGrad>);
+  r.add("Maximum", paired_grad<kMaximumGrad>);
+  r.add("Minimum", paired_grad<kMinimumGrad>);
+  r.add("Neg", neg_grad);
+  r.add("Exp", exp_grad);
+  r.add("Log", log_grad);
+  r.add("Sqrt", sqrt_grad);
+  r.add("Rsqrt", rsqrt_grad);
+  r.add("Reciprocal", reciprocal_grad);
+  r.add("Square", square_grad);
+  r.add("Abs", from_input<kAbsGrad>);
+  r.add("Relu", from_input<kReluGrad>);
+  r.add("Relu6", from_input<kRelu6Grad>);
+  r.add("LeakyRelu", from_input<kLeakyReluGrad>);
+  r.add("Clip", from_input<kClipGrad>);
+  r.add("Gelu", from_input<kGeluGrad>);
+  r.add("Silu", from_input<kSiluGrad>);
+  r.add("HardSwish", from_input<kHardSwishGrad>);
+  r.add("HardSigmoid", from_input<kHardSigmoidGrad>);
+  r.add("Sigmoid", from_output<kSigmoidGrad>);
+  r.add("Tanh", from_output<kTanhGrad>);
+  r.add("ScaleShift", scale_shift_grad);
+  r.add("Identity", identity_grad);
+  r.add("Where", where_grad);
+  r.add("Cast", cast_grad);
+}
 
 }  // namespace pock

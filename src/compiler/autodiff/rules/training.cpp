@@ -1,8 +1,28 @@
-// Gradient rules of the training family.
+// Gradient rules of the training family (the losses; updates are never differentiated).
 #include "compiler/autodiff/grad_rule.hpp"
 
 namespace pock {
+namespace {
 
-void register_training_gradients(GradRegistry& r) { (void)r; }
+Status cross_entropy_grad(GradContext& c) {
+  // Labels are integers: only the logits get a gradient.
+  if (c.needs(0)) c.set_dx(0, c.emit1("SoftmaxCrossEntropyGrad", {c.dy(0), c.x(0), c.x(1)}, c.attrs()));
+  return Status::ok();
+}
+
+// mean((p - t)^2): d/dp = 2 (p - t) / n, d/dt = -d/dp (a target computed by the model, e.g. distillation).
+Status mse_grad(GradContext& c) {
+  const TensorId dp = c.emit1("MseLossGrad", {c.dy(0), c.x(0), c.x(1)});
+  if (c.needs(0)) c.set_dx(0, dp);
+  if (c.needs(1)) c.set_dx(1, c.emit1("Neg", {dp}));
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_training_gradients(GradRegistry& r) {
+  r.add("SoftmaxCrossEntropy", cross_entropy_grad);
+  r.add("MseLoss", mse_grad);
+}
 
 }  // namespace pock

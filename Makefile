@@ -1,0 +1,33 @@
+# The two commands of the README:
+#   make test   install missing Debian packages, configure, build everything, run every test
+#   make demo   the same set-up, then build and run the demo (examples/personalize/run.sh)
+# Variables: BUILD_DIR (default build), JOBS (default: all cores), CMAKE_ARGS (first configure).
+BUILD_DIR ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_ARGS ?=
+
+# Compiler cache shared across checkouts of this repository (CI clones into a new folder).
+export CCACHE_BASEDIR := $(CURDIR)
+
+.PHONY: test demo build configure deps clean
+
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+demo: configure
+	BUILD_DIR=$(BUILD_DIR) bash examples/personalize/run.sh
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# Configures once; later builds re-run CMake by themselves when a CMakeLists.txt changes.
+configure: deps
+	@if [ ! -f $(BUILD_DIR)/CMakeCache.txt ]; then \
+	  cmake -S . -B $(BUILD_DIR) -G Ninja -DPOCK_USE_CCACHE=ON $(CMAKE_ARGS); \
+	fi
+
+deps:
+	@bash scripts/install-deps.sh
+
+clean:
+	rm -rf $(BUILD_DIR)

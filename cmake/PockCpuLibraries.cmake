@@ -1,0 +1,62 @@
+# Optional CPU libraries for kernels/cpu: XNNPACK (with pthreadpool and cpuinfo) and OpenBLAS.
+# Debian ships no CMake config for XNNPACK and pthreadpool and a broken one for cpuinfo, hence
+# find_library and pkg-config. Results:
+#   POCK_HAVE_XNNPACK, POCK_HAVE_OPENBLAS  ON when the library was found and is used
+#   POCK_CPU_LIBRARIES                     absolute library paths (exportable as they are)
+#   POCK_CPU_INCLUDE_DIRS, POCK_CPU_DEFINITIONS
+# A library asked for but not found is a warning, not an error: the build goes on without it.
+find_package(PkgConfig QUIET)
+set(POCK_HAVE_XNNPACK OFF)
+set(POCK_HAVE_OPENBLAS OFF)
+set(POCK_CPU_LIBRARIES "")
+set(POCK_CPU_INCLUDE_DIRS "")
+set(POCK_CPU_DEFINITIONS "")
+
+if(POCK_WITH_XNNPACK)
+  find_path(POCK_XNNPACK_INCLUDE_DIR xnnpack.h)
+  find_library(POCK_XNNPACK_LIBRARY NAMES XNNPACK xnnpack)
+  find_library(POCK_PTHREADPOOL_LIBRARY NAMES pthreadpool)
+  if(PKG_CONFIG_FOUND)
+    pkg_check_modules(POCK_CPUINFO QUIET libcpuinfo)
+  endif()
+  if(POCK_XNNPACK_INCLUDE_DIR AND POCK_XNNPACK_LIBRARY AND POCK_PTHREADPOOL_LIBRARY AND POCK_CPUINFO_FOUND)
+    set(POCK_HAVE_XNNPACK ON)
+    list(APPEND POCK_CPU_LIBRARIES ${POCK_XNNPACK_LIBRARY} ${POCK_PTHREADPOOL_LIBRARY} ${POCK_CPUINFO_LINK_LIBRARIES})
+    list(APPEND POCK_CPU_INCLUDE_DIRS ${POCK_XNNPACK_INCLUDE_DIR})
+    list(APPEND POCK_CPU_DEFINITIONS POCK_HAVE_XNNPACK=1)
+    message(STATUS "XNNPACK: ${POCK_XNNPACK_LIBRARY}")
+  else()
+    message(WARNING "POCK_WITH_XNNPACK is ON but XNNPACK, pthreadpool or cpuinfo is missing "
+                    "(Debian: libxnnpack-dev libpthreadpool-dev libcpuinfo-dev); building without XNNPACK")
+  endif()
+endif()
+
+if(POCK_WITH_OPENBLAS)
+  # pkg-config names OpenBLAS's own cblas.h; find_package(BLAS) is the fallback elsewhere.
+  if(PKG_CONFIG_FOUND)
+    pkg_check_modules(POCK_OPENBLAS QUIET openblas)
+  endif()
+  if(POCK_OPENBLAS_FOUND)
+    set(POCK_OPENBLAS_LIBRARIES ${POCK_OPENBLAS_LINK_LIBRARIES})
+    set(POCK_OPENBLAS_INCLUDE_DIRS ${POCK_OPENBLAS_INCLUDE_DIRS})
+  else()
+    set(BLA_VENDOR OpenBLAS)
+    find_package(BLAS QUIET)
+    find_path(POCK_CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas)
+    if(BLAS_FOUND AND POCK_CBLAS_INCLUDE_DIR)
+      set(POCK_OPENBLAS_FOUND ON)
+      set(POCK_OPENBLAS_LIBRARIES ${BLAS_LIBRARIES})
+      set(POCK_OPENBLAS_INCLUDE_DIRS ${POCK_CBLAS_INCLUDE_DIR})
+    endif()
+  endif()
+  if(POCK_OPENBLAS_FOUND)
+    set(POCK_HAVE_OPENBLAS ON)
+    list(APPEND POCK_CPU_LIBRARIES ${POCK_OPENBLAS_LIBRARIES})
+    list(APPEND POCK_CPU_INCLUDE_DIRS ${POCK_OPENBLAS_INCLUDE_DIRS})
+    list(APPEND POCK_CPU_DEFINITIONS POCK_HAVE_OPENBLAS=1)
+    message(STATUS "OpenBLAS: ${POCK_OPENBLAS_LIBRARIES}")
+  else()
+    message(WARNING "POCK_WITH_OPENBLAS is ON but OpenBLAS was not found (Debian: libopenblas-dev); "
+                    "building without it")
+  endif()
+endif()

@@ -1,0 +1,47 @@
+# CUDA backend. POCK_WITH_CUDA: AUTO (on when nvcc is found), ON (nvcc required), OFF.
+# nvcc is looked for in CMAKE_CUDA_COMPILER, $CUDACXX, PATH, $CUDA_HOME/bin, $CUDA_PATH/bin and
+# /usr/local/cuda/bin. Results: POCK_HAVE_CUDA, POCK_CUDA_INCLUDE_DIRS.
+set(POCK_HAVE_CUDA OFF)
+set(POCK_CUDA_INCLUDE_DIRS "")
+string(TOUPPER "${POCK_WITH_CUDA}" _pock_with_cuda)
+if(NOT _pock_with_cuda MATCHES "^(AUTO|ON|OFF|TRUE|FALSE|YES|NO|1|0)$")
+  message(FATAL_ERROR "POCK_WITH_CUDA must be AUTO, ON or OFF (got '${POCK_WITH_CUDA}')")
+endif()
+
+if(NOT _pock_with_cuda MATCHES "^(OFF|FALSE|NO|0)$")
+  if(NOT CMAKE_CUDA_COMPILER AND DEFINED ENV{CUDACXX})
+    set(CMAKE_CUDA_COMPILER "$ENV{CUDACXX}")
+  endif()
+  if(NOT CMAKE_CUDA_COMPILER)
+    find_program(POCK_NVCC nvcc HINTS ENV CUDA_HOME ENV CUDA_PATH PATH_SUFFIXES bin PATHS /usr/local/cuda/bin)
+    if(POCK_NVCC)
+      set(CMAKE_CUDA_COMPILER "${POCK_NVCC}")
+    endif()
+  endif()
+
+  if(CMAKE_CUDA_COMPILER)
+    # Jetson Orin (sm_87) and data-centre Hopper (sm_90); override with -DCMAKE_CUDA_ARCHITECTURES.
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES "87;90" CACHE STRING "CUDA architectures to build for")
+    endif()
+    enable_language(CUDA)
+    # C++17 for device code: CMake 3.25 knows no C++20 flag for nvcc 13. Headers that .cu files
+    # include (pock/status.hpp) stay C++17-clean.
+    set(CMAKE_CUDA_STANDARD 17)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    find_package(CUDAToolkit REQUIRED)
+    set(POCK_HAVE_CUDA ON)
+    # CUDA 13 moved CCCL (libcu++, CUB, Thrust) under include/cccl; host code needs it too.
+    foreach(dir ${CUDAToolkit_INCLUDE_DIRS})
+      list(APPEND POCK_CUDA_INCLUDE_DIRS ${dir})
+      if(EXISTS "${dir}/cccl")
+        list(APPEND POCK_CUDA_INCLUDE_DIRS "${dir}/cccl")
+      endif()
+    endforeach()
+    message(STATUS "CUDA: ${CMAKE_CUDA_COMPILER} (${CUDAToolkit_VERSION}), architectures ${CMAKE_CUDA_ARCHITECTURES}")
+  elseif(_pock_with_cuda STREQUAL "AUTO")
+    message(STATUS "CUDA: nvcc not found, building without the CUDA backend")
+  else()
+    message(FATAL_ERROR "POCK_WITH_CUDA=ON but nvcc was not found: set CUDA_HOME or CMAKE_CUDA_COMPILER")
+  endif()
+endif()

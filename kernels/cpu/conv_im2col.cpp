@@ -1,0 +1,137 @@
+// Conv2d as GEMM on NCHW: per image and group, the input patches are unrolled into a
+// [C/g * kh * kw, Ho * Wo] matrix (im2col) in scratch made at prepare, and OpenBLAS computes
+// Y[O/g, Ho*Wo] = W[O/g, C/g*kh*kw] * cols. The OIHW weight already is that row-major W, so it is
+// read in place on every run — nothing to repack when it is trainable. A 1x1, stride-1, unpadded
+// convolution skips im2col: the input planes are the matrix.
+#include "kernels/cpu/conv_kernel.hpp"
+
+#ifdef POCK_HAVE_OPENBLAS
+#include <algorithm>
+#include <new>
+
+#include "kernels/cpu/blas.hpp"
+#include "kernels/cpu/cpu_util.hpp"
+#include "kernels/cpu/thread_pool.hpp"
+#include "runtime/mapped_file.hpp"
+
+namespace pock::cpu {
+
+bool im2col_conv_available() { return true; }
+
+namespace {
+
+class Im2colConv final : public ConvKernel {
+ public:
+  Im2colConv(const ConvGeometry& g, int32_t num_threads) : g_(g), pool_(thread_pool_for(num_threads)) {
+    rows_ = g.in_per_group() * g.kernel_h * g.kernel_w;
+    pointwise_ = g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_top == 0 &&
+                 g.pad_left == 0 && g.pad_bottom == 0 && g.pad_right == 0;
+  }
+
+  Status init() {
+    if (pointwise_) return Status::ok();
+    return cols_.allocate(static_cast<size_t>(rows_ * g_.out_plane()) * sizeof(float), "Conv2d im2col scratch");
+  }
+
+  Status run(const KernelCall& c) override {
+    const float* x = c.in_data<float>(0);
+    const float* w = c.in_data<float>(1);
+    const float* bias = g_.has_bias ? c.in_data<float>(2) : nullptr;
+    float* y = c.out_data<float>(0);
+    const int64_t og = g_.out_per_group(), cg = g_.in_per_group();
+    const int64_t plane = g_.out_plane();
+    for (int64_t n = 0; n < g_.batch; ++n) {
+      for (int64_t group = 0; group < g_.groups; ++group) {
+        const float* x_group = x + (n * g_.in_channels + group * cg) * g_.in_plane();
+        float* y_group = y + (n * g_.out_channels + group * og) * plane;
+        const float* matrix = x_group;
+        if (!pointwise_) {
+          im2col(x_group);
+          matrix = cols();
+        }
+        // Start from the bias and let sgemm accumulate onto it (beta = 1).
+        for (int64_t o = 0; o < og; ++o) {
+          std::fill(y_group + o * plane, y_group + (o + 1) * plane, bias ? bias[group * og + o] : 0.0f);
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(og), static_cast<int>(plane),
+                    static_cast<int>(rows_), 1.0f, w + group * og * rows_,
+                    static_cast<int>(std::max<int64_t>(rows_, 1)), matrix,
+                    static_cast<int>(std::max<int64_t>(plane, 1)), 1.0f, y_group,
+                    static_cast<int>(std::max<int64_t>(plane, 1)));
+      }
+    }
+    return Status::ok();
+  }
+
+ private:
+  float* cols() const { return reinterpret_cast<float*>(cols_.data()); }
+
+  // cols[(c * kh + ky) * kw + kx][oy * Wo + ox] = x[c][iy][ix], zero where the window is in padding.
+  void im2col(const float* x) const {
+    const size_t rows = static_cast<size_t>(rows_);
+    parallel_for(pool_, rows, balanced_tile(pool_, rows, 8), [&](size_t begin, size_t end) {
+      for (size_t r = begin; r < end; ++r) {
+        const int64_t row = static_cast<int64_t>(r);
+        const int64_t kx = row % g_.kernel_w;
+        const int64_t ky = row / g_.kernel_w % g_.kernel_h;
+        const int64_t channel = row / (g_.kernel_w * g_.kernel_h);
+        const float* plane = x + channel * g_.in_plane();
+        float* out = cols() + row * g_.out_plane();
+        for (int64_t oy = 0; oy < g_.out_h; ++oy, out += g_.out_w) {
+          const int64_t iy = oy * g_.stride_h - g_.pad_top + ky * g_.dilation_h;
+          if (iy < 0 || iy >= g_.in_h) {
+            std::fill(out, out + g_.out_w, 0.0f);
+            continue;
+          }
+          const float* in_row = plane + iy * g_.in_w;
+          for (int64_t ox = 0; ox < g_.out_w; ++ox) {
+            const int64_t ix = ox * g_.stride_w - g_.pad_left + kx * g_.dilation_w;
+            out[ox] = ix >= 0 && ix < g_.in_w ? in_row[ix] : 0.0f;
+          }
+        }
+      }
+    });
+  }
+
+  ConvGeometry g_;
+  pthreadpool_t pool_;
+  int64_t rows_ = 0;  // C/g * kh * kw: the GEMM's K
+  bool pointwise_ = false;
+  AlignedBuffer cols_;
+};
+
+}  // namespace
+
+std::unique_ptr<ConvKernel> make_im2col_conv(const pock_op_desc& op, const ConvGeometry& g, Status* status) {
+  *status = Status::ok();
+  if (!fits_blas_int(g.out_per_group()) || !fits_blas_int(g.out_plane()) ||
+      !fits_blas_int(g.in_per_group() * g.kernel_h * g.kernel_w)) {
+    return nullptr;
+  }
+  auto conv = std::unique_ptr<Im2colConv>(new (std::nothrow) Im2colConv(g, op.num_threads));
+  if (!conv) {
+    *status = Status(Code::kOutOfMemory, "Conv2d im2col state");
+    return nullptr;
+  }
+  *status = conv->init();
+  if (!status->is_ok()) return nullptr;
+  configure_blas_threads(op.num_threads);
+  return conv;
+}
+
+}  // namespace pock::cpu
+
+#else  // built without OpenBLAS
+
+namespace pock::cpu {
+
+bool im2col_conv_available() { return false; }
+
+std::unique_ptr<ConvKernel> make_im2col_conv(const pock_op_desc&, const ConvGeometry&, Status* status) {
+  *status = Status::ok();
+  return nullptr;
+}
+
+}  // namespace pock::cpu
+
+#endif

@@ -1,0 +1,32 @@
+// The cpu backend's ways to run a Conv2d. conv.cpp picks one per op at prepare; each is built with
+// everything it needs (library operator objects, scratch) so that run() never allocates.
+//   xnnpack   — frozen (constant) weights: XNNPACK operator created once, weights repacked into it
+//   depthwise — one input channel per group: direct vectorized loops over NCHW, weights read live
+//   im2col    — anything else: im2col into scratch + OpenBLAS sgemm, weights read live
+// The last two read the weight tensor on every run, which is what a trainable weight needs: the
+// 2022 XNNPACK API packs weights at operator creation and cannot update them without reallocating.
+#pragma once
+#include <memory>
+
+#include "kernels/cpu/conv_geometry.hpp"
+#include "runtime/kernel.hpp"
+
+namespace pock::cpu {
+
+class ConvKernel {
+ public:
+  virtual ~ConvKernel() = default;
+  virtual Status run(const KernelCall& call) = 0;
+};
+
+// Each returns nullptr with an OK status when it cannot run this op (missing library, a shape the
+// library rejects), so that the caller can try the next way; an error status is a real failure.
+std::unique_ptr<ConvKernel> make_xnnpack_conv(const pock_op_desc& op, const ConvGeometry& g, Status* status);
+std::unique_ptr<ConvKernel> make_depthwise_conv(const pock_op_desc& op, const ConvGeometry& g, Status* status);
+std::unique_ptr<ConvKernel> make_im2col_conv(const pock_op_desc& op, const ConvGeometry& g, Status* status);
+
+// Whether each way is compiled in and usable (XNNPACK also needs xnn_initialize to succeed).
+bool xnnpack_conv_available();
+bool im2col_conv_available();
+
+}  // namespace pock::cpu

@@ -1,0 +1,152 @@
+// Conv2d with a frozen weight through XNNPACK (NHWC f32). At prepare: the OIHW weight is repacked
+// to XNNPACK's filter layout and handed to xnn_create_convolution2d_nhwc_f32, which packs it
+// again into the operator; the operator is set up once on NHWC scratch buffers (tensor addresses
+// are fixed for the engine's lifetime). A run is: NCHW -> NHWC copy, xnn_run_operator, NHWC -> NCHW
+// copy with the bias added on the way — the bias stays outside the operator so that a trainable
+// bias (bias-only fine-tuning) is read fresh every step.
+#include "kernels/cpu/conv_kernel.hpp"
+
+#ifdef POCK_HAVE_XNNPACK
+#include <xnnpack.h>
+
+#include <cmath>
+#include <new>
+#include <string>
+
+#include "kernels/cpu/cpu_util.hpp"
+#include "kernels/cpu/layout.hpp"
+#include "kernels/cpu/thread_pool.hpp"
+#include "runtime/mapped_file.hpp"
+
+namespace pock::cpu {
+
+bool xnnpack_conv_available() {
+  static const bool ready = xnn_initialize(nullptr) == xnn_status_success;
+  return ready;
+}
+
+namespace {
+
+bool fits_u32(int64_t v) { return v >= 0 && v <= int64_t{0xFFFFFFFF}; }
+
+// XNNPACK's filter layouts: [O][kh][kw][C/g] for a grouped convolution, [kh][kw][O] (HWGo) for a
+// depthwise one.
+void repack_filter(const float* oihw, const ConvGeometry& g, bool depthwise, float* out) {
+  const int64_t taps = g.kernel_h * g.kernel_w;
+  const int64_t cg = g.in_per_group();
+  for (int64_t o = 0; o < g.out_channels; ++o) {
+    for (int64_t c = 0; c < cg; ++c) {
+      for (int64_t t = 0; t < taps; ++t) {
+        const float v = oihw[(o * cg + c) * taps + t];
+        const int64_t at = depthwise ? t * g.out_channels + o : (o * taps + t) * cg + c;
+        out[at] = v;
+      }
+    }
+  }
+}
+
+class XnnpackConv final : public ConvKernel {
+ public:
+  explicit XnnpackConv(const ConvGeometry& g) : g_(g) {}
+  ~XnnpackConv() override {
+    if (op_) xnn_delete_operator(op_);
+  }
+
+  // Returns false (with *status OK) when XNNPACK rejects the parameters.
+  bool init(const pock_op_desc& op, Status* status) {
+    pool_ = thread_pool_for(op.num_threads);
+    const bool depthwise = g_.is_depthwise();
+    // Only needed until the operator has packed it.
+    AlignedBuffer filter;
+    *status = filter.allocate(op.inputs[1].nbytes, "Conv2d filter repack");
+    if (!status->is_ok()) return false;
+    float* filter_data = reinterpret_cast<float*>(filter.data());
+    repack_filter(static_cast<const float*>(op.inputs[1].data), g_, depthwise, filter_data);
+    const xnn_status created = xnn_create_convolution2d_nhwc_f32(
+        static_cast<uint32_t>(g_.pad_top), static_cast<uint32_t>(g_.pad_right), static_cast<uint32_t>(g_.pad_bottom),
+        static_cast<uint32_t>(g_.pad_left), static_cast<uint32_t>(g_.kernel_h), static_cast<uint32_t>(g_.kernel_w),
+        static_cast<uint32_t>(g_.stride_h), static_cast<uint32_t>(g_.stride_w), static_cast<uint32_t>(g_.dilation_h),
+        static_cast<uint32_t>(g_.dilation_w), static_cast<uint32_t>(g_.groups), static_cast<size_t>(g_.in_per_group()),
+        static_cast<size_t>(g_.out_per_group()), static_cast<size_t>(g_.in_channels),
+        static_cast<size_t>(g_.out_channels), filter_data, /*bias=*/nullptr, -INFINITY, INFINITY,
+        // Yield workers after each run, as parallel_for does (thread_pool.hpp).
+        (depthwise ? XNN_FLAG_DEPTHWISE_CONVOLUTION : 0) | XNN_FLAG_YIELD_WORKERS, &op_);
+    if (created != xnn_status_success) {
+      op_ = nullptr;
+      return false;  // e.g. a shape outside what this XNNPACK build supports: another way runs it
+    }
+    // XNNPACK kernels may read (never use) up to XNN_EXTRA_BYTES past the end of their input.
+    const size_t in_bytes = static_cast<size_t>(g_.batch * g_.in_channels * g_.in_plane()) * sizeof(float);
+    const size_t out_bytes = static_cast<size_t>(g_.batch * g_.out_channels * g_.out_plane()) * sizeof(float);
+    *status = input_nhwc_.allocate(in_bytes + XNN_EXTRA_BYTES, "Conv2d NHWC input scratch");
+    if (!status->is_ok()) return false;
+    *status = output_nhwc_.allocate(out_bytes + XNN_EXTRA_BYTES, "Conv2d NHWC output scratch");
+    if (!status->is_ok()) return false;
+    const xnn_status set_up =
+        xnn_setup_convolution2d_nhwc_f32(op_, static_cast<size_t>(g_.batch), static_cast<size_t>(g_.in_h),
+                                         static_cast<size_t>(g_.in_w), input(), output(), pool_);
+    if (set_up != xnn_status_success) {
+      *status =
+          Status(Code::kInternal, std::string("Conv2d '") + op.name + "': xnn_setup_convolution2d_nhwc_f32 failed (" +
+                                      std::to_string(static_cast<int>(set_up)) + ")");
+      return false;
+    }
+    return true;
+  }
+
+  Status run(const KernelCall& c) override {
+    nchw_to_nhwc(c.in_data<float>(0), input(), g_.batch, g_.in_channels, g_.in_plane(), pool_);
+    const xnn_status s = xnn_run_operator(op_, pool_);
+    if (s != xnn_status_success) {
+      return c.error("xnn_run_operator failed (" + std::to_string(static_cast<int>(s)) + ")");
+    }
+    const float* bias = g_.has_bias ? c.in_data<float>(2) : nullptr;
+    nhwc_to_nchw(output(), bias, c.out_data<float>(0), g_.batch, g_.out_channels, g_.out_plane(), pool_);
+    return Status::ok();
+  }
+
+ private:
+  float* input() const { return reinterpret_cast<float*>(input_nhwc_.data()); }
+  float* output() const { return reinterpret_cast<float*>(output_nhwc_.data()); }
+
+  ConvGeometry g_;
+  xnn_operator_t op_ = nullptr;
+  pthreadpool_t pool_ = nullptr;
+  AlignedBuffer input_nhwc_, output_nhwc_;
+};
+
+}  // namespace
+
+std::unique_ptr<ConvKernel> make_xnnpack_conv(const pock_op_desc& op, const ConvGeometry& g, Status* status) {
+  *status = Status::ok();
+  if (!xnnpack_conv_available() || !is_constant(op.inputs[1])) return nullptr;
+  for (int64_t v : {g.pad_top, g.pad_left, g.pad_bottom, g.pad_right, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w,
+                    g.dilation_h, g.dilation_w, g.groups}) {
+    if (!fits_u32(v)) return nullptr;
+  }
+  if (g.batch == 0 || g.in_plane() == 0 || g.out_plane() == 0 || g.out_channels == 0) return nullptr;
+  auto conv = std::unique_ptr<XnnpackConv>(new (std::nothrow) XnnpackConv(g));
+  if (!conv) {
+    *status = Status(Code::kOutOfMemory, "Conv2d XNNPACK state");
+    return nullptr;
+  }
+  if (!conv->init(op, status)) return nullptr;
+  return conv;
+}
+
+}  // namespace pock::cpu
+
+#else  // built without XNNPACK
+
+namespace pock::cpu {
+
+bool xnnpack_conv_available() { return false; }
+
+std::unique_ptr<ConvKernel> make_xnnpack_conv(const pock_op_desc&, const ConvGeometry&, Status* status) {
+  *status = Status::ok();
+  return nullptr;
+}
+
+}  // namespace pock::cpu
+
+#endif

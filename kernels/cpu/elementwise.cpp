@@ -1,0 +1,205 @@
+// Vectorized elementwise kernels: Add/Sub/Mul/Div on the broadcast patterns that dominate real
+// models (same shape, a scalar, a row repeated over leading dims — bias adds, per-feature scales)
+// and the activations of CNNs and transformers. Other broadcasts decline and run on ref.
+#include <cstddef>
+
+#include "kernels/cpu/cpu_families.hpp"
+#include "kernels/cpu/cpu_util.hpp"
+#include "kernels/cpu/simd.hpp"
+#include "kernels/cpu/thread_pool.hpp"
+
+namespace pock::cpu {
+namespace {
+
+// Below this many elements a loop is not worth handing to the pool.
+constexpr size_t kMinParallelElements = size_t{1} << 15;
+
+// ---- binary ---------------------------------------------------------------------------------
+
+enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+
+template <typename F>
+POCK_SIMD_INLINE void apply_binary(BinaryOp op, F&& loop) {
+  switch (op) {
+    case BinaryOp::kAdd: loop([](float a, float b) { return a + b; }); break;
+    case BinaryOp::kSub: loop([](float a, float b) { return a - b; }); break;
+    case BinaryOp::kMul: loop([](float a, float b) { return a * b; }); break;
+    case BinaryOp::kDiv: loop([](float a, float b) { return a / b; }); break;
+  }
+}
+
+// y = a op b over n elements; a scalar side is read through a zero stride so that one loop serves
+// the vector-vector, vector-scalar and scalar-vector patterns.
+POCK_SIMD_CLONES void binary_vv(BinaryOp op, const float* a, const float* b, float* y, int64_t n) {
+  apply_binary(op, [&](auto f) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], b[i]);
+  });
+}
+
+POCK_SIMD_CLONES void binary_vs(BinaryOp op, const float* a, float b, float* y, int64_t n) {
+  apply_binary(op, [&](auto f) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], b);
+  });
+}
+
+POCK_SIMD_CLONES void binary_sv(BinaryOp op, float a, const float* b, float* y, int64_t n) {
+  apply_binary(op, [&](auto f) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) y[i] = f(a, b[i]);
+  });
+}
+
+// How an input lines up with the output.
+enum class Operand {
+  kFull,    // same elements as the output, in the same order
+  kScalar,  // one element
+  kRow,     // the output's trailing dims, repeated over its leading dims
+  kOther,   // any other broadcast: not handled here
+};
+
+Operand classify(const pock_tensor_desc& in, const pock_tensor_desc& out) {
+  const int64_t n = numel(in);
+  if (n == numel(out)) return Operand::kFull;  // broadcasting only grows, so equal counts = same order
+  if (n == 1) return Operand::kScalar;
+  int lead = 0;
+  while (lead < in.rank && in.dims[lead] == 1) ++lead;  // leading 1s broadcast like missing dims
+  const int trailing = in.rank - lead;
+  if (trailing > out.rank) return Operand::kOther;
+  for (int i = 0; i < trailing; ++i) {
+    if (in.dims[lead + i] != out.dims[out.rank - trailing + i]) return Operand::kOther;
+  }
+  return Operand::kRow;
+}
+
+bool binary_accepts(const pock_op_desc& op) {
+  if (op.num_inputs != 2 || op.num_outputs != 1) return false;
+  const pock_tensor_desc& a = op.inputs[0];
+  const pock_tensor_desc& b = op.inputs[1];
+  const pock_tensor_desc& y = op.outputs[0];
+  if (!is_f32(a) || !is_f32(b) || !is_f32(y)) return false;
+  const Operand ka = classify(a, y), kb = classify(b, y);
+  if (ka == Operand::kOther || kb == Operand::kOther) return false;
+  // One side must cover the output; the other may be full, a scalar or a row.
+  return ka == Operand::kFull || kb == Operand::kFull;
+}
+
+template <BinaryOp kOp>
+Status binary_kernel(const KernelCall& c) {
+  const float* a = c.in_data<float>(0);
+  const float* b = c.in_data<float>(1);
+  float* y = c.out_data<float>(0);
+  const Operand ka = classify(c.in(0), c.out(0)), kb = classify(c.in(1), c.out(0));
+  const size_t n = static_cast<size_t>(numel(c.out(0)));
+  if (n == 0) return Status::ok();
+  pthreadpool_t pool = n >= kMinParallelElements ? thread_pool_for(c.desc->num_threads) : nullptr;
+
+  if (ka == Operand::kRow || kb == Operand::kRow) {
+    const bool row_is_b = kb == Operand::kRow;
+    const float* row = row_is_b ? b : a;
+    const float* full = row_is_b ? a : b;
+    const size_t width = static_cast<size_t>(numel(row_is_b ? c.in(1) : c.in(0)));
+    const size_t rows = n / width;
+    const size_t tile = balanced_tile(pool, rows, (kMinParallelElements / 4 + width - 1) / width);
+    parallel_for(pool, rows, tile, [&](size_t begin, size_t end) {
+      for (size_t r = begin; r < end; ++r) {
+        const float* f = full + r * width;
+        if (row_is_b) binary_vv(kOp, f, row, y + r * width, static_cast<int64_t>(width));
+        else binary_vv(kOp, row, f, y + r * width, static_cast<int64_t>(width));
+      }
+    });
+    return Status::ok();
+  }
+  const size_t tile = balanced_tile(pool, n, kMinParallelElements / 4);
+  parallel_for(pool, n, tile, [&](size_t begin, size_t end) {
+    const int64_t count = static_cast<int64_t>(end - begin);
+    if (ka == Operand::kScalar) binary_sv(kOp, a[0], b + begin, y + begin, count);
+    else if (kb == Operand::kScalar) binary_vs(kOp, a + begin, b[0], y + begin, count);
+    else binary_vv(kOp, a + begin, b + begin, y + begin, count);
+  });
+  return Status::ok();
+}
+
+// ---- unary ----------------------------------------------------------------------------------
+
+enum class UnaryOp { kRelu, kRelu6, kHardSwish, kSigmoid, kSilu, kGeluErf, kGeluTanh };
+
+POCK_SIMD_CLONES void unary_loop(UnaryOp op, const float* x, float* y, int64_t n) {
+  auto loop = [&](auto f) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+  };
+  switch (op) {
+    // Written so that NaN fails every comparison and passes through, as in PyTorch.
+    case UnaryOp::kRelu: loop([](float v) { return v < 0.0f ? 0.0f : v; }); break;
+    case UnaryOp::kRelu6: loop([](float v) { return v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v); }); break;
+    case UnaryOp::kHardSwish:
+      loop([](float v) { return v * simd::min(simd::max(v * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f); });
+      break;
+    case UnaryOp::kSigmoid: loop([](float v) { return simd::sigmoid(v); }); break;
+    case UnaryOp::kSilu: loop([](float v) { return v * simd::sigmoid(v); }); break;
+    case UnaryOp::kGeluErf:
+      loop([](float v) { return 0.5f * v * (1.0f + simd::erf(v * 0.70710678118654752f)); });
+      break;
+    case UnaryOp::kGeluTanh:
+      // 0.5 v (1 + tanh(z)) = v * sigmoid(2z): no cancellation where tanh(z) is near -1.
+      loop([](float v) { return v * simd::sigmoid(1.5957691216057308f * (v + 0.044715f * v * v * v)); });
+      break;
+  }
+}
+
+bool unary_accepts(const pock_op_desc& op) {
+  return op.num_inputs == 1 && op.num_outputs == 1 && is_f32(op.inputs[0]) && is_f32(op.outputs[0]) &&
+         numel(op.inputs[0]) == numel(op.outputs[0]);
+}
+
+void run_unary(const KernelCall& c, UnaryOp op) {
+  const float* x = c.in_data<float>(0);
+  float* y = c.out_data<float>(0);
+  const size_t n = static_cast<size_t>(numel(c.out(0)));
+  pthreadpool_t pool = n >= kMinParallelElements ? thread_pool_for(c.desc->num_threads) : nullptr;
+  parallel_for(pool, n, balanced_tile(pool, n, kMinParallelElements / 4), [&](size_t begin, size_t end) {
+    unary_loop(op, x + begin, y + begin, static_cast<int64_t>(end - begin));
+  });
+}
+
+template <UnaryOp kOp>
+Status unary_kernel(const KernelCall& c) {
+  run_unary(c, kOp);
+  return Status::ok();
+}
+
+Status gelu_kernel(const KernelCall& c) {
+  run_unary(c, c.attr_string("approximate", "none") == "tanh" ? UnaryOp::kGeluTanh : UnaryOp::kGeluErf);
+  return Status::ok();
+}
+
+bool gelu_accepts(const pock_op_desc& op) {
+  if (!unary_accepts(op)) return false;
+  const std::string_view form = call_of(op).attr_string("approximate", "none");
+  return form == "none" || form == "tanh";
+}
+
+KernelDef def(const char* op, KernelFn run, bool (*accepts)(const pock_op_desc&)) {
+  KernelDef d{op, DType::kF32, run, kCpuScore};
+  d.accepts = accepts;
+  return d;
+}
+
+}  // namespace
+
+void register_elementwise(KernelTable& t) {
+  t.add(def("Add", binary_kernel<BinaryOp::kAdd>, binary_accepts));
+  t.add(def("Sub", binary_kernel<BinaryOp::kSub>, binary_accepts));
+  t.add(def("Mul", binary_kernel<BinaryOp::kMul>, binary_accepts));
+  t.add(def("Div", binary_kernel<BinaryOp::kDiv>, binary_accepts));
+  t.add(def("Relu", unary_kernel<UnaryOp::kRelu>, unary_accepts));
+  t.add(def("Relu6", unary_kernel<UnaryOp::kRelu6>, unary_accepts));
+  t.add(def("HardSwish", unary_kernel<UnaryOp::kHardSwish>, unary_accepts));
+  t.add(def("Sigmoid", unary_kernel<UnaryOp::kSigmoid>, unary_accepts));
+  t.add(def("Silu", unary_kernel<UnaryOp::kSilu>, unary_accepts));
+  t.add(def("Gelu", gelu_kernel, gelu_accepts));
+}
+
+}  // namespace pock::cpu

@@ -1,0 +1,181 @@
+// MatMul and Linear through OpenBLAS sgemm (benchmarks/RESULTS.md: faster than Eigen here).
+// Everything shape-dependent — leading dims, transposes, the batch offsets of a broadcast batched
+// MatMul — is worked out once at prepare; a run is one sgemm per matrix pair, or a single sgemm
+// when the batch folds into M.
+#include "kernels/cpu/cpu_families.hpp"
+
+#ifdef POCK_HAVE_OPENBLAS
+#include <algorithm>
+#include <new>
+#include <vector>
+
+#include "kernels/cpu/blas.hpp"
+#include "kernels/cpu/cpu_util.hpp"
+
+namespace pock::cpu {
+namespace {
+
+// One row-major product y[M, N] = op(a) op(b), repeated over `batches` pairs of offsets.
+struct GemmPlan {
+  int64_t m = 0, n = 0, k = 0;
+  bool transpose_a = false, transpose_b = false;
+  int64_t lda = 1, ldb = 1;
+  std::vector<int64_t> a_offsets, b_offsets;  // in floats, one per output matrix
+  void run(const float* a, const float* b, float* y, float beta) const {
+    if (m == 0 || n == 0) return;
+    for (size_t i = 0; i < a_offsets.size(); ++i) {
+      cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,
+                  static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a + a_offsets[i],
+                  static_cast<int>(lda), b + b_offsets[i], static_cast<int>(ldb), beta,
+                  y + static_cast<int64_t>(i) * m * n, static_cast<int>(n));
+    }
+  }
+};
+
+// ---- MatMul ---------------------------------------------------------------------------------
+
+// Offsets (in whole matrices) of a's and b's batch for each output batch index, numpy broadcast.
+void broadcast_batch_offsets(const pock_tensor_desc& a, const pock_tensor_desc& b, const pock_tensor_desc& y,
+                             std::vector<int64_t>* a_index, std::vector<int64_t>* b_index) {
+  const int rank = y.rank - 2;
+  int64_t a_stride[kMaxRank] = {}, b_stride[kMaxRank] = {};
+  auto strides = [&](const pock_tensor_desc& t, int64_t* out) {
+    int64_t s = 1;
+    for (int i = rank - 1; i >= 0; --i) {
+      const int ti = i - (rank - (t.rank - 2));
+      const int64_t d = ti >= 0 ? t.dims[ti] : 1;
+      out[i] = d == 1 ? 0 : s;
+      s *= d;
+    }
+  };
+  strides(a, a_stride);
+  strides(b, b_stride);
+  const int64_t batches = dims_product(y, 0, rank);
+  int64_t idx[kMaxRank] = {};
+  for (int64_t o = 0; o < batches; ++o) {
+    int64_t ia = 0, ib = 0;
+    for (int d = 0; d < rank; ++d) {
+      ia += idx[d] * a_stride[d];
+      ib += idx[d] * b_stride[d];
+    }
+    a_index->push_back(ia);
+    b_index->push_back(ib);
+    for (int d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < y.dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+bool matmul_accepts(const pock_op_desc& op) {
+  if (op.num_inputs != 2 || op.num_outputs != 1) return false;
+  const pock_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &y = op.outputs[0];
+  if (!is_f32(a) || !is_f32(b) || !is_f32(y) || a.rank < 2 || b.rank < 2 || y.rank < 2) return false;
+  const int64_t k = call_of(op).attr_int("transpose_a", 0) ? a.dims[a.rank - 2] : a.dims[a.rank - 1];
+  return fits_blas_int(y.dims[y.rank - 2]) && fits_blas_int(y.dims[y.rank - 1]) && fits_blas_int(k) &&
+         fits_blas_int(a.dims[a.rank - 1]) && fits_blas_int(b.dims[b.rank - 1]);
+}
+
+Status matmul_prepare(const pock_op_desc& op, void** state) {
+  const KernelCall c = call_of(op);
+  const pock_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &y = op.outputs[0];
+  auto* plan = new (std::nothrow) GemmPlan;
+  if (!plan) return Status(Code::kOutOfMemory, "MatMul plan");
+  plan->transpose_a = c.attr_int("transpose_a", 0) != 0;
+  plan->transpose_b = c.attr_int("transpose_b", 0) != 0;
+  plan->m = y.dims[y.rank - 2];
+  plan->n = y.dims[y.rank - 1];
+  plan->k = plan->transpose_a ? a.dims[a.rank - 2] : a.dims[a.rank - 1];
+  plan->lda = std::max<int64_t>(1, a.dims[a.rank - 1]);
+  plan->ldb = std::max<int64_t>(1, b.dims[b.rank - 1]);
+  const int64_t a_matrix = a.dims[a.rank - 2] * a.dims[a.rank - 1];
+  const int64_t b_matrix = b.dims[b.rank - 2] * b.dims[b.rank - 1];
+  if (!plan->transpose_a && dims_product(b, 0, b.rank - 2) == 1) {
+    // b is one matrix shared by every batch: a's rows are contiguous, so the batch is one tall GEMM.
+    plan->m = dims_product(y, 0, y.rank - 1);  // batch * M
+    plan->a_offsets = {0};
+    plan->b_offsets = {0};
+  } else {
+    broadcast_batch_offsets(a, b, y, &plan->a_offsets, &plan->b_offsets);
+    for (int64_t& o : plan->a_offsets) o *= a_matrix;
+    for (int64_t& o : plan->b_offsets) o *= b_matrix;
+  }
+  if (!fits_blas_int(plan->m)) {
+    delete plan;
+    return c.error("too many rows for cblas");
+  }
+  configure_blas_threads(op.num_threads);
+  *state = plan;
+  return Status::ok();
+}
+
+Status matmul_run(const KernelCall& c) {
+  static_cast<const GemmPlan*>(c.state)->run(c.in_data<float>(0), c.in_data<float>(1), c.out_data<float>(0), 0.0f);
+  return Status::ok();
+}
+
+void gemm_release(void* state) { delete static_cast<GemmPlan*>(state); }
+
+// ---- Linear: y = x wᵀ + b ---------------------------------------------------------------------
+
+bool linear_accepts(const pock_op_desc& op) {
+  if (op.num_inputs < 2 || op.num_outputs != 1) return false;
+  const pock_tensor_desc &x = op.inputs[0], &w = op.inputs[1], &y = op.outputs[0];
+  if (!is_f32(x) || !is_f32(w) || !is_f32(y) || x.rank < 1 || w.rank != 2) return false;
+  if (op.num_inputs > 2 && is_present(op.inputs[2]) && !is_f32(op.inputs[2])) return false;
+  return fits_blas_int(dims_product(x, 0, x.rank - 1)) && fits_blas_int(w.dims[0]) && fits_blas_int(w.dims[1]);
+}
+
+Status linear_prepare(const pock_op_desc& op, void** state) {
+  const pock_tensor_desc &x = op.inputs[0], &w = op.inputs[1];
+  auto* plan = new (std::nothrow) GemmPlan;
+  if (!plan) return Status(Code::kOutOfMemory, "Linear plan");
+  plan->m = dims_product(x, 0, x.rank - 1);
+  plan->n = w.dims[0];
+  plan->k = w.dims[1];
+  plan->transpose_b = true;  // w is [N, K] (PyTorch layout): read as its transpose, never copied
+  plan->lda = std::max<int64_t>(1, plan->k);
+  plan->ldb = std::max<int64_t>(1, plan->k);
+  plan->a_offsets = {0};
+  plan->b_offsets = {0};
+  configure_blas_threads(op.num_threads);
+  *state = plan;
+  return Status::ok();
+}
+
+Status linear_run(const KernelCall& c) {
+  const auto* plan = static_cast<const GemmPlan*>(c.state);
+  float* y = c.out_data<float>(0);
+  float beta = 0.0f;
+  if (c.num_inputs() > 2 && c.has_input(2)) {
+    // Start every row from the bias and let sgemm accumulate onto it (beta = 1).
+    const float* bias = c.in_data<float>(2);
+    for (int64_t r = 0; r < plan->m; ++r) std::copy(bias, bias + plan->n, y + r * plan->n);
+    beta = 1.0f;
+  }
+  plan->run(c.in_data<float>(0), c.in_data<float>(1), y, beta);
+  return Status::ok();
+}
+
+KernelDef def(const char* op, KernelFn run, KernelPrepareFn prepare, bool (*accepts)(const pock_op_desc&)) {
+  KernelDef d{op, DType::kF32, run, kCpuScore, prepare, gemm_release};
+  d.accepts = accepts;
+  return d;
+}
+
+}  // namespace
+
+void register_linalg(KernelTable& t) {
+  t.add(def("MatMul", matmul_run, matmul_prepare, matmul_accepts));
+  t.add(def("Linear", linear_run, linear_prepare, linear_accepts));
+}
+
+}  // namespace pock::cpu
+
+#else  // no OpenBLAS: MatMul and Linear run on ref
+
+namespace pock::cpu {
+void register_linalg(KernelTable&) {}
+}  // namespace pock::cpu
+
+#endif

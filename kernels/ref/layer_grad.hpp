@@ -1,0 +1,13 @@
+// The layer_grad family's reference kernels, split by the forward family whose gradients they
+// compute. register_ref_layer_grad (layer_grad.cpp) calls each of these once.
+#pragma once
+#include "runtime/kernel.hpp"
+
+namespace pock {
+
+void register_ref_conv_grad(KernelTable& table);      // layer_grad_conv.cpp
+void register_ref_norm_grad(KernelTable& table);      // layer_grad_norm.cpp
+void register_ref_shape_grad(KernelTable& table);     // layer_grad_shape.cpp
+void register_ref_sequence_grad(KernelTable& table);  // layer_grad_sequence.cpp
+
+}  // namespace pock

@@ -1,0 +1,249 @@
+// Reference kernels of the conv backward ops: direct loops over NCHW f32. Where an output element
+// gathers its terms (dx of a convolution, dw, db, dx of an average pool) it sums them in double;
+// MaxPool2dGrad scatters, because only the window's own scan knows where its maximum is.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/ref/layer_grad.hpp"
+
+namespace pock {
+namespace {
+
+int64_t list_value(const KernelCall& c, const char* name, int64_t i, int64_t fallback) {
+  const IntSpan list = c.attr_ints(name);
+  return i < list.size ? list[i] : fallback;
+}
+
+// Geometry of a sliding window between a forward input x [N, C, in_h, in_w] and its forward
+// output y [N, O, out_h, out_w] (dy has y's shape).
+struct Window {
+  int64_t batch, in_channels, in_h, in_w, out_channels, out_h, out_w;
+  int64_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w;
+  int64_t pad_top, pad_left, pad_bottom, pad_right;
+};
+
+Window window_of(const KernelCall& c, const pock_tensor_desc& x, const pock_tensor_desc& y, int64_t kernel_h,
+                 int64_t kernel_w, int64_t default_stride_h, int64_t default_stride_w) {
+  Window w{};
+  w.batch = x.dims[0];
+  w.in_channels = x.dims[1];
+  w.in_h = x.dims[2];
+  w.in_w = x.dims[3];
+  w.out_channels = y.dims[1];
+  w.out_h = y.dims[2];
+  w.out_w = y.dims[3];
+  w.kernel_h = kernel_h;
+  w.kernel_w = kernel_w;
+  w.stride_h = list_value(c, "strides", 0, default_stride_h);
+  w.stride_w = list_value(c, "strides", 1, default_stride_w);
+  w.dilation_h = list_value(c, "dilations", 0, 1);
+  w.dilation_w = list_value(c, "dilations", 1, 1);
+  w.pad_top = list_value(c, "pads", 0, 0);
+  w.pad_left = list_value(c, "pads", 1, 0);
+  w.pad_bottom = list_value(c, "pads", 2, 0);
+  w.pad_right = list_value(c, "pads", 3, 0);
+  return w;
+}
+
+// The output position whose kernel tap `k` lands on input position `i`, or -1 when none does:
+// i = o * stride - pad + k * dilation.
+int64_t output_at(int64_t i, int64_t k, int64_t stride, int64_t pad, int64_t dilation, int64_t out_extent) {
+  const int64_t t = i + pad - k * dilation;
+  if (t < 0 || t % stride != 0 || t / stride >= out_extent) return -1;
+  return t / stride;
+}
+
+// Conv2dGradInput(dy, w) -> dx: every input pixel sums dy * w over the taps that read it.
+Status conv2d_grad_input(const KernelCall& c) {
+  const pock_tensor_desc& wd = c.in(1);
+  const Window g = window_of(c, c.out(0), c.in(0), wd.dims[2], wd.dims[3], 1, 1);
+  const int64_t groups = c.attr_int("groups", 1);
+  const int64_t in_per_group = wd.dims[1];
+  const int64_t out_per_group = g.out_channels / groups;
+  const float* dy = c.in_data<float>(0);
+  const float* w = c.in_data<float>(1);
+  float* dx = c.out_data<float>(0);
+
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t ch = 0; ch < g.in_channels; ++ch) {
+      const int64_t group = ch / in_per_group, ci = ch % in_per_group;
+      for (int64_t iy = 0; iy < g.in_h; ++iy) {
+        for (int64_t ix = 0; ix < g.in_w; ++ix) {
+          double acc = 0.0;
+          for (int64_t o = group * out_per_group; o < (group + 1) * out_per_group; ++o) {
+            const float* grad_plane = dy + (n * g.out_channels + o) * g.out_h * g.out_w;
+            const float* filter = w + (o * in_per_group + ci) * g.kernel_h * g.kernel_w;
+            for (int64_t ky = 0; ky < g.kernel_h; ++ky) {
+              const int64_t oy = output_at(iy, ky, g.stride_h, g.pad_top, g.dilation_h, g.out_h);
+              if (oy < 0) continue;
+              for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
+                const int64_t ox = output_at(ix, kx, g.stride_w, g.pad_left, g.dilation_w, g.out_w);
+                if (ox < 0) continue;
+                acc += static_cast<double>(grad_plane[oy * g.out_w + ox]) * filter[ky * g.kernel_w + kx];
+              }
+            }
+          }
+          dx[((n * g.in_channels + ch) * g.in_h + iy) * g.in_w + ix] = static_cast<float>(acc);
+        }
+      }
+    }
+  }
+  return Status::ok();
+}
+
+// Conv2dGradWeight(x, dy) -> dw for the first `channels` output channels (dw's leading extent).
+Status conv2d_grad_weight(const KernelCall& c) {
+  const pock_tensor_desc& dwd = c.out(0);
+  const Window g = window_of(c, c.in(0), c.in(1), dwd.dims[2], dwd.dims[3], 1, 1);
+  const int64_t groups = c.attr_int("groups", 1);
+  const int64_t channels = dwd.dims[0];
+  const int64_t in_per_group = dwd.dims[1];
+  const int64_t out_per_group = g.out_channels / groups;
+  const float* x = c.in_data<float>(0);
+  const float* dy = c.in_data<float>(1);
+  float* dw = c.out_data<float>(0);
+
+  for (int64_t o = 0; o < channels; ++o) {
+    const int64_t first_in_channel = (o / out_per_group) * in_per_group;
+    for (int64_t ci = 0; ci < in_per_group; ++ci) {
+      for (int64_t ky = 0; ky < g.kernel_h; ++ky) {
+        for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
+          double acc = 0.0;
+          for (int64_t n = 0; n < g.batch; ++n) {
+            const float* plane = x + (n * g.in_channels + first_in_channel + ci) * g.in_h * g.in_w;
+            const float* grad_plane = dy + (n * g.out_channels + o) * g.out_h * g.out_w;
+            for (int64_t oy = 0; oy < g.out_h; ++oy) {
+              const int64_t iy = oy * g.stride_h - g.pad_top + ky * g.dilation_h;
+              if (iy < 0 || iy >= g.in_h) continue;
+              for (int64_t ox = 0; ox < g.out_w; ++ox) {
+                const int64_t ix = ox * g.stride_w - g.pad_left + kx * g.dilation_w;
+                if (ix < 0 || ix >= g.in_w) continue;
+                acc += static_cast<double>(plane[iy * g.in_w + ix]) * grad_plane[oy * g.out_w + ox];
+              }
+            }
+          }
+          dw[((o * in_per_group + ci) * g.kernel_h + ky) * g.kernel_w + kx] = static_cast<float>(acc);
+        }
+      }
+    }
+  }
+  return Status::ok();
+}
+
+// Conv2dGradBias(dy [N, O, ...]) -> db: dy summed over all axes but 1, first `channels` only.
+Status conv2d_grad_bias(const KernelCall& c) {
+  const pock_tensor_desc& dyd = c.in(0);
+  const int64_t batch = dyd.dims[0], out_channels = dyd.dims[1];
+  const int64_t area = out_channels > 0 && batch > 0 ? numel(dyd) / (batch * out_channels) : 0;
+  const int64_t channels = c.out(0).dims[0];
+  const float* dy = c.in_data<float>(0);
+  float* db = c.out_data<float>(0);
+  for (int64_t o = 0; o < channels; ++o) {
+    double acc = 0.0;
+    for (int64_t n = 0; n < batch; ++n) {
+      for (int64_t i = 0; i < area; ++i) acc += dy[(n * out_channels + o) * area + i];
+    }
+    db[o] = static_cast<float>(acc);
+  }
+  return Status::ok();
+}
+
+Window pool_window(const KernelCall& c, const pock_tensor_desc& x, const pock_tensor_desc& y) {
+  const int64_t kh = list_value(c, "kernel", 0, 1);
+  const int64_t kw = list_value(c, "kernel", 1, 1);
+  return window_of(c, x, y, kh, kw, kh, kw);
+}
+
+// MaxPool2dGrad(dy, x) -> dx: each window's dy goes to the element the forward pass picked, found
+// by the same scan (first maximum; NaN wins, as in PyTorch). Overlapping windows add up.
+Status max_pool2d_grad(const KernelCall& c) {
+  const Window g = pool_window(c, c.in(1), c.in(0));
+  const float* dy = c.in_data<float>(0);
+  const float* x = c.in_data<float>(1);
+  float* dx = c.out_data<float>(0);
+  const int64_t plane_size = g.in_h * g.in_w;
+  std::memset(dx, 0, static_cast<size_t>(numel(c.out(0))) * sizeof(float));
+  int64_t out = 0;
+  for (int64_t plane = 0; plane < g.batch * g.in_channels; ++plane) {
+    const float* xp = x + plane * plane_size;
+    float* dxp = dx + plane * plane_size;
+    for (int64_t oy = 0; oy < g.out_h; ++oy) {
+      const int64_t top = oy * g.stride_h - g.pad_top;
+      const int64_t y0 = std::max<int64_t>(top, 0), y1 = std::min(top + g.kernel_h, g.in_h);
+      for (int64_t ox = 0; ox < g.out_w; ++ox, ++out) {
+        const int64_t left = ox * g.stride_w - g.pad_left;
+        const int64_t x0 = std::max<int64_t>(left, 0), x1 = std::min(left + g.kernel_w, g.in_w);
+        if (y0 >= y1 || x0 >= x1) continue;  // the schema rules this out; never index outside
+        float best = -std::numeric_limits<float>::infinity();
+        int64_t best_at = y0 * g.in_w + x0;
+        for (int64_t iy = y0; iy < y1; ++iy) {
+          for (int64_t ix = x0; ix < x1; ++ix) {
+            const float v = xp[iy * g.in_w + ix];
+            if (v > best || std::isnan(v)) {
+              best = v;
+              best_at = iy * g.in_w + ix;
+            }
+          }
+        }
+        dxp[best_at] += dy[out];
+      }
+    }
+  }
+  return Status::ok();
+}
+
+// The divisor the forward AvgPool2d used for the window at (top, left): the real elements, or
+// with count_include_pad the window clipped to the padded input (not to what ceil_mode adds).
+int64_t avg_divisor(const Window& g, bool count_include_pad, int64_t top, int64_t left) {
+  if (count_include_pad) {
+    const int64_t rows = std::min(top + g.kernel_h, g.in_h + g.pad_bottom) - top;
+    const int64_t cols = std::min(left + g.kernel_w, g.in_w + g.pad_right) - left;
+    return rows * cols;
+  }
+  const int64_t rows = std::min(top + g.kernel_h, g.in_h) - std::max<int64_t>(top, 0);
+  const int64_t cols = std::min(left + g.kernel_w, g.in_w) - std::max<int64_t>(left, 0);
+  return rows * cols;
+}
+
+// AvgPool2dGrad(dy) -> dx: every input pixel sums dy / divisor over the windows that cover it.
+// Windows start at o * stride - pad, so those covering i are the last one starting at or before
+// i and its predecessors, as long as they still reach i.
+Status avg_pool2d_grad(const KernelCall& c) {
+  const Window g = pool_window(c, c.out(0), c.in(0));
+  const bool count_include_pad = c.attr_int("count_include_pad", 0) != 0;
+  const float* dy = c.in_data<float>(0);
+  float* dx = c.out_data<float>(0);
+  for (int64_t plane = 0; plane < g.batch * g.in_channels; ++plane) {
+    const float* grad_plane = dy + plane * g.out_h * g.out_w;
+    for (int64_t iy = 0; iy < g.in_h; ++iy) {
+      for (int64_t ix = 0; ix < g.in_w; ++ix) {
+        double acc = 0.0;
+        for (int64_t oy = std::min(g.out_h - 1, (iy + g.pad_top) / g.stride_h);
+             oy >= 0 && oy * g.stride_h - g.pad_top + g.kernel_h > iy; --oy) {
+          for (int64_t ox = std::min(g.out_w - 1, (ix + g.pad_left) / g.stride_w);
+               ox >= 0 && ox * g.stride_w - g.pad_left + g.kernel_w > ix; --ox) {
+            const int64_t divisor =
+                avg_divisor(g, count_include_pad, oy * g.stride_h - g.pad_top, ox * g.stride_w - g.pad_left);
+            acc += static_cast<double>(grad_plane[oy * g.out_w + ox]) / static_cast<double>(divisor);
+          }
+        }
+        dx[(plane * g.in_h + iy) * g.in_w + ix] = static_cast<float>(acc);
+      }
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_ref_conv_grad(KernelTable& t) {
+  t.add({"Conv2dGradInput", DType::kF32, conv2d_grad_input});
+  t.add({"Conv2dGradWeight", DType::kF32, conv2d_grad_weight});
+  t.add({"Conv2dGradBias", DType::kF32, conv2d_grad_bias});
+  t.add({"MaxPool2dGrad", DType::kF32, max_pool2d_grad});
+  t.add({"AvgPool2dGrad", DType::kF32, avg_pool2d_grad});
+}
+
+}  // namespace pock

@@ -1,0 +1,33 @@
+#include "compiler/lowering/batch_size.hpp"
+
+#include "ir/op_schema.hpp"
+
+namespace pock {
+
+Status set_batch_size(Graph& graph, int64_t batch_size) {
+  for (size_t id = 0; id < graph.num_tensors(); ++id) {
+    TensorDesc& t = graph.mutable_tensor(static_cast<TensorId>(id));
+    if (t.kind == TensorKind::kInput && !t.shape.empty()) t.shape[0] = batch_size;
+  }
+  for (const Node& n : graph.nodes()) {
+    std::vector<TensorType> storage(n.inputs.size());
+    std::vector<const TensorType*> types;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (n.inputs[i] == kNoTensor) {
+        types.push_back(nullptr);
+        continue;
+      }
+      storage[i] = TensorType{graph.tensor(n.inputs[i]).dtype, graph.tensor(n.inputs[i]).shape};
+      types.push_back(&storage[i]);
+    }
+    std::vector<TensorType> outs;
+    Status s = infer_types(n.op, n.name, types, n.attrs, &outs);
+    if (!s.is_ok()) return Status(s.code(), "batch_size " + std::to_string(batch_size) + ": " + s.message());
+    for (size_t i = 0; i < n.outputs.size() && i < outs.size(); ++i) {
+      graph.mutable_tensor(n.outputs[i]).shape = outs[i].shape;
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace pock

@@ -1,0 +1,218 @@
+// ONNX layers -> pock ops: Conv, BatchNormalization, pooling, Softmax, LayerNormalization and
+// the reductions (docs/ops.md). Layout stays NCHW; 1-D convolutions run as 2-D with H = 1.
+#include <cmath>
+
+#include "frontend/onnx/import_context.hpp"
+
+namespace pock::onnx_import {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+// Explicit pads (top, left, bottom, right) for a 2-D window op, resolving auto_pad.
+Result<Ints> window_pads(NodeView& node, const Shape& x, const Ints& kernel, const Ints& strides, const Ints& dilations) {
+  POCK_ASSIGN_OR_RETURN(std::string auto_pad, node.attrs().get_string("auto_pad", "NOTSET"));
+  if (auto_pad == "NOTSET") {
+    POCK_ASSIGN_OR_RETURN(Ints pads, node.attrs().get_ints("pads", {0, 0, 0, 0}));
+    if (pads.size() != 4) return node.error("pads must have 4 values for a 2-D window, got " + shape_str(pads));
+    return pads;
+  }
+  if (auto_pad == "VALID") return Ints{0, 0, 0, 0};
+  if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") return node.error("unknown auto_pad '" + auto_pad + "'");
+  Ints pads(4, 0);
+  for (int d = 0; d < 2; ++d) {
+    const int64_t in = x[2 + d];
+    const int64_t out = (in + strides[d] - 1) / strides[d];
+    const int64_t extent = (kernel[d] - 1) * dilations[d] + 1;
+    const int64_t total = std::max<int64_t>((out - 1) * strides[d] + extent - in, 0);
+    const int64_t small = total / 2, large = total - small;
+    pads[d] = auto_pad == "SAME_UPPER" ? small : large;
+    pads[d + 2] = auto_pad == "SAME_UPPER" ? large : small;
+  }
+  return pads;
+}
+
+Result<Ints> pair_attr(NodeView& node, const char* name, Ints fallback) {
+  POCK_ASSIGN_OR_RETURN(Ints v, node.attrs().get_ints(name, fallback));
+  if (v.size() != 2) return node.error(std::string(name) + " must have 2 values for a 2-D op, got " + shape_str(v));
+  return v;
+}
+
+// Conv1d [N, C, L] is imported as Conv2d on [N, C, 1, L] with the window attributes widened.
+Status convert_conv1d(NodeView& node) {
+  const NodeAttrs& at = node.attrs();
+  POCK_ASSIGN_OR_RETURN(Ints strides, at.get_ints("strides", {1}));
+  POCK_ASSIGN_OR_RETURN(Ints dilations, at.get_ints("dilations", {1}));
+  POCK_ASSIGN_OR_RETURN(Ints pads, at.get_ints("pads", {0, 0}));
+  POCK_ASSIGN_OR_RETURN(std::string auto_pad, at.get_string("auto_pad", "NOTSET"));
+  POCK_ASSIGN_OR_RETURN(int64_t group, at.get_int("group", 1));
+  if (auto_pad != "NOTSET" || strides.size() != 1 || dilations.size() != 1 || pads.size() != 2) {
+    return node.unsupported("1-D convolution with auto_pad or malformed window attributes");
+  }
+  POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
+  POCK_ASSIGN_OR_RETURN(TensorId w, node.input(1));
+  const Attrs at_h{{"axes", Ints{2}}};
+  POCK_ASSIGN_OR_RETURN(auto x4, node.emit("Unsqueeze", {x}, at_h, "x_2d"));
+  POCK_ASSIGN_OR_RETURN(auto w4, node.emit("Unsqueeze", {w}, at_h, "w_2d"));
+  std::vector<TensorId> in{x4[0], w4[0]};
+  if (node.has_input(2)) {
+    POCK_ASSIGN_OR_RETURN(TensorId b, node.input(2));
+    in.push_back(b);
+  }
+  POCK_ASSIGN_OR_RETURN(auto y, node.emit("Conv2d", in,
+                                          Attrs{{"strides", Ints{1, strides[0]}},
+                                                {"pads", Ints{0, pads[0], 0, pads[1]}},
+                                                {"dilations", Ints{1, dilations[0]}},
+                                                {"groups", group}},
+                                          "conv2d"));
+  return node.emit_final("Squeeze", {y[0]}, at_h);
+}
+
+Status convert_conv(NodeView& node) {
+  const Shape& x = node.value(0).shape;
+  if (x.size() == 3) return convert_conv1d(node);
+  if (x.size() != 4) return node.unsupported("only 1-D and 2-D convolutions are supported, input is " + shape_str(x));
+  const Shape& w = node.value(1).shape;
+  if (w.size() != 4) return node.input_error(1, "(weight) must be [O, C/group, kh, kw], got " + shape_str(w));
+  POCK_ASSIGN_OR_RETURN(Ints strides, pair_attr(node, "strides", {1, 1}));
+  POCK_ASSIGN_OR_RETURN(Ints dilations, pair_attr(node, "dilations", {1, 1}));
+  POCK_ASSIGN_OR_RETURN(Ints kernel, pair_attr(node, "kernel_shape", {w[2], w[3]}));
+  if (kernel != Ints{w[2], w[3]}) return node.error("kernel_shape " + shape_str(kernel) + " differs from the weight " + shape_str(w));
+  POCK_ASSIGN_OR_RETURN(Ints pads, window_pads(node, x, kernel, strides, dilations));
+  POCK_ASSIGN_OR_RETURN(int64_t group, node.attrs().get_int("group", 1));
+  POCK_ASSIGN_OR_RETURN(TensorId xt, node.input(0));
+  POCK_ASSIGN_OR_RETURN(TensorId wt, node.input(1));
+  std::vector<TensorId> in{xt, wt};
+  if (node.has_input(2)) {
+    POCK_ASSIGN_OR_RETURN(TensorId b, node.input(2));
+    in.push_back(b);
+  }
+  return node.emit_final("Conv2d", in,
+                         Attrs{{"strides", strides}, {"pads", pads}, {"dilations", dilations}, {"groups", group}});
+}
+
+// Running statistics become state tensors (updated by the train function, kept in checkpoints).
+// ONNX momentum weighs the old running value (default 0.9); pock's is PyTorch's (new value).
+Status convert_batch_norm(NodeView& node) {
+  for (int i = 1; i <= 2; ++i) {
+    if (node.output_used(i)) {
+      return node.unsupported("output " + std::to_string(i) +
+                              " (updated running statistics) is read by the model; pock updates them in place");
+    }
+  }
+  POCK_ASSIGN_OR_RETURN(double eps, node.attrs().get_float("epsilon", 1e-5));
+  POCK_ASSIGN_OR_RETURN(double onnx_momentum, node.attrs().get_float("momentum", 0.9));
+  // Attributes are float32: 1 - 0.9f is not 0.1 until rounded back to a short decimal.
+  const double momentum = std::round((1.0 - onnx_momentum) * 1e7) / 1e7;
+  POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
+  POCK_ASSIGN_OR_RETURN(TensorId gamma, node.input(1));
+  POCK_ASSIGN_OR_RETURN(TensorId beta, node.input(2));
+  POCK_ASSIGN_OR_RETURN(TensorId mean, node.input_as_state(3));
+  POCK_ASSIGN_OR_RETURN(TensorId var, node.input_as_state(4));
+  return node.emit_final("BatchNorm", {x, gamma, beta, mean, var}, Attrs{{"eps", eps},
+                               {"momentum", momentum}});
+}
+
+Status convert_pool(NodeView& node, const char* op) {
+  const Shape& x = node.value(0).shape;
+  if (x.size() != 4) return node.unsupported("only 2-D pooling is supported, input is " + shape_str(x));
+  if (node.output_used(1)) return node.unsupported("output 1 (argmax indices) is not supported");
+  POCK_ASSIGN_OR_RETURN(Ints kernel, pair_attr(node, "kernel_shape", {}));
+  POCK_ASSIGN_OR_RETURN(Ints strides, pair_attr(node, "strides", {1, 1}));  // ONNX default: 1, not the kernel
+  POCK_ASSIGN_OR_RETURN(Ints dilations, pair_attr(node, "dilations", {1, 1}));
+  if (dilations != Ints{1, 1}) return node.unsupported("dilated pooling is not supported");
+  POCK_ASSIGN_OR_RETURN(int64_t storage_order, node.attrs().get_int("storage_order", 0));
+  if (storage_order != 0) return node.unsupported("storage_order = 1 is not supported");
+  POCK_ASSIGN_OR_RETURN(Ints pads, window_pads(node, x, kernel, strides, dilations));
+  POCK_ASSIGN_OR_RETURN(int64_t ceil_mode, node.attrs().get_int("ceil_mode", 0));
+  Attrs attrs{{"kernel", kernel}, {"strides", strides}, {"pads", pads}, {"ceil_mode", ceil_mode}};
+  if (std::string(op) == "AvgPool2d") {
+    POCK_ASSIGN_OR_RETURN(int64_t include, node.attrs().get_int("count_include_pad", 0));
+    attrs.set("count_include_pad", include);
+  }
+  POCK_ASSIGN_OR_RETURN(TensorId xt, node.input(0));
+  return node.emit_final(op, {xt}, attrs);
+}
+Status convert_max_pool(NodeView& n) { return convert_pool(n, "MaxPool2d"); }
+Status convert_avg_pool(NodeView& n) { return convert_pool(n, "AvgPool2d"); }
+
+Status convert_global_avg_pool(NodeView& node) {
+  POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
+  if (node.value(0).shape.size() == 4) return node.emit_final("GlobalAvgPool", {x});
+  Ints axes;
+  for (size_t d = 2; d < node.value(0).shape.size(); ++d) axes.push_back(static_cast<int64_t>(d));
+  return node.emit_final("ReduceMean", {x}, Attrs{{"axes", axes}, {"keepdims", int64_t{1}}});
+}
+
+Status convert_global_max_pool(NodeView& node) {
+  POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
+  Ints axes;
+  for (size_t d = 2; d < node.value(0).shape.size(); ++d) axes.push_back(static_cast<int64_t>(d));
+  return node.emit_final("ReduceMax", {x}, Attrs{{"axes", axes}, {"keepdims", int64_t{1}}});
+}
+
+Status convert_softmax_like(NodeView& node, const char* op) {
+  POCK_ASSIGN_OR_RETURN(int64_t axis, node.attrs().get_int("axis", -1));
+  POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
+  return node.emit_final(op, {x}, Attrs{{"axis", axis}});
+}
+Status convert_softmax(NodeView& n) { return convert_softmax_like(n, "Softmax"); }
+Status convert_log_softmax(NodeView& n) { return convert_softmax_like(n, "LogSoftmax"); }
+
+Status convert_layer_norm(NodeView& node) {
+  for (int i = 1; i <= 2; ++i) {
+    if (node.output_used(i)) return node.unsupported("output " + std::to_string(i) + " (mean / inverse std) is not supported");
+  }
+  POCK_ASSIGN_OR_RETURN(int64_t axis, node.attrs().get_int("axis", -1));
+  POCK_ASSIGN_OR_RETURN(double eps, node.attrs().get_float("epsilon", 1e-5));
+  POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
+  std::vector<TensorId> in{x};
+  for (int i = 1; i <= 2; ++i) {
+    if (!node.has_input(i)) {
+      in.push_back(kNoTensor);
+      continue;
+    }
+    POCK_ASSIGN_OR_RETURN(TensorId t, node.input(i));
+    in.push_back(t);
+  }
+  while (in.back() == kNoTensor) in.pop_back();
+  POCK_ASSIGN_OR_RETURN(auto y, node.emit("LayerNorm", in, Attrs{{"axis", axis}, {"eps", eps}}));
+  return node.bind_output(0, y[0]);
+}
+
+// Reductions: axes are an attribute up to opset 17 (ReduceSum: an input since 13).
+Status convert_reduce(NodeView& node, const char* op) {
+  Ints axes;
+  if (node.has_input(1)) {
+    POCK_ASSIGN_OR_RETURN(axes, node.const_ints(1, "axes"));
+  } else {
+    POCK_ASSIGN_OR_RETURN(axes, node.attrs().get_ints("axes", {}));
+  }
+  POCK_ASSIGN_OR_RETURN(int64_t keepdims, node.attrs().get_int("keepdims", 1));
+  POCK_ASSIGN_OR_RETURN(int64_t noop, node.attrs().get_int("noop_with_empty_axes", 0));
+  POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
+  if (axes.empty() && noop) return node.bind_output(0, x);
+  return node.emit_final(op, {x}, Attrs{{"axes", axes}, {"keepdims", keepdims}});
+}
+Status convert_reduce_mean(NodeView& n) { return convert_reduce(n, "ReduceMean"); }
+Status convert_reduce_sum(NodeView& n) { return convert_reduce(n, "ReduceSum"); }
+Status convert_reduce_max(NodeView& n) { return convert_reduce(n, "ReduceMax"); }
+
+}  // namespace
+
+void register_nn_converters(std::unordered_map<std::string, Converter>& t) {
+  t["Conv"] = convert_conv;
+  t["BatchNormalization"] = convert_batch_norm;
+  t["MaxPool"] = convert_max_pool;
+  t["AveragePool"] = convert_avg_pool;
+  t["GlobalAveragePool"] = convert_global_avg_pool;
+  t["GlobalMaxPool"] = convert_global_max_pool;
+  t["Softmax"] = convert_softmax;
+  t["LogSoftmax"] = convert_log_softmax;
+  t["LayerNormalization"] = convert_layer_norm;
+  t["ReduceMean"] = convert_reduce_mean;
+  t["ReduceSum"] = convert_reduce_sum;
+  t["ReduceMax"] = convert_reduce_max;
+}
+
+}  // namespace pock::onnx_import

@@ -1,0 +1,329 @@
+#include "frontend/onnx/import_context.hpp"
+
+#include <cmath>
+
+namespace pock::onnx_import {
+namespace {
+
+std::string describe(const onnx::NodeProto& n, int index) {
+  const std::string op = n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + "::" + n.op_type();
+  if (!n.name().empty()) return op + " node '" + n.name() + "'";
+  return op + " node #" + std::to_string(index) + (n.output_size() ? " (output '" + n.output(0) + "')" : "");
+}
+
+}  // namespace
+
+const Converter* find_converter(const std::string& op) {
+  static const auto table = [] {
+    std::unordered_map<std::string, Converter> t;
+    register_math_converters(t);
+    register_nn_converters(t);
+    register_shape_converters(t);
+    return t;
+  }();
+  auto it = table.find(op);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+const Folder* find_folder(const std::string& op) {
+  static const auto table = [] {
+    std::unordered_map<std::string, Folder> t;
+    register_folders(t);
+    return t;
+  }();
+  auto it = table.find(op);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+const Pattern* find_pattern(const std::string& op) {
+  static const auto table = [] {
+    std::unordered_map<std::string, Pattern> t;
+    register_patterns(t);
+    return t;
+  }();
+  auto it = table.find(op);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+// --- NodeView --------------------------------------------------------------------------------
+
+NodeView::NodeView(ImportContext& ctx, int index)
+    : ctx_(ctx),
+      index_(index),
+      proto_(&ctx.proto.node(index)),
+      where_(describe(*proto_, index)),
+      attrs_(*proto_, where_) {}
+
+bool NodeView::output_used(int i) const {
+  if (!has_output(i)) return false;
+  return !ctx_.consumers(proto_->output(i)).empty() || ctx_.is_graph_output(proto_->output(i));
+}
+
+const std::string& NodeView::input_name(int i) const {
+  static const std::string none;
+  return i >= 0 && i < proto_->input_size() ? proto_->input(i) : none;
+}
+
+const Value& NodeView::value(int i) const {
+  static const Value none;
+  const Value* v = has_input(i) ? ctx_.find(proto_->input(i)) : nullptr;
+  return v ? *v : none;
+}
+
+Result<TensorId> NodeView::input(int i) {
+  if (!has_input(i)) return input_error(i, "is required");
+  auto id = ctx_.materialize(proto_->input(i));
+  if (!id.is_ok()) return Status(id.status().code(), where_ + ": input " + std::to_string(i) + ": " + id.status().message());
+  return id;
+}
+
+Result<TensorId> NodeView::input_as_state(int i) {
+  if (!has_input(i)) return input_error(i, "is required");
+  return ctx_.materialize(proto_->input(i), TensorKind::kState);
+}
+
+bool NodeView::input_is_constant(int i) const {
+  if (!has_input(i)) return false;
+  const Value& v = value(i);
+  return v.constant.has_value() || v.initializer != nullptr;
+}
+
+Result<const HostTensor*> NodeView::const_input(int i, const char* what) {
+  if (!has_input(i)) return input_error(i, std::string("(") + what + ") is required");
+  if (!input_is_constant(i)) {
+    return Status(Code::kInvalidArgument,
+                  where_ + ": input " + std::to_string(i) + " ('" + proto_->input(i) + "', " + what +
+                      ") is computed at run time, but pock needs it at compile time: the model has a dynamic "
+                      "shape. Export with static shapes, or give every symbolic input dimension with "
+                      "--input-shape NAME=d0,d1,...");
+  }
+  return ctx_.constant_of(proto_->input(i));
+}
+
+Result<std::vector<int64_t>> NodeView::const_ints(int i, const char* what) {
+  POCK_ASSIGN_OR_RETURN(const HostTensor* t, const_input(i, what));
+  if (t->is_float()) return input_error(i, std::string("(") + what + ") must hold integers");
+  return t->ints();
+}
+
+std::optional<double> NodeView::scalar_input(int i) const {
+  if (!input_is_constant(i)) return std::nullopt;
+  const Value& v = value(i);
+  if (numel(v.shape) != 1) return std::nullopt;
+  auto t = ctx_.constant_of(proto_->input(i));
+  if (!t.is_ok()) return std::nullopt;
+  return t.value()->as_double(0);
+}
+
+Result<std::vector<TensorId>> NodeView::emit(const std::string& op, std::vector<TensorId> inputs, Attrs attrs,
+                                             const std::string& suffix) {
+  const std::string base = proto_->name().empty() ? proto_->op_type() + "_" + std::to_string(index_) : proto_->name();
+  auto out = ctx_.graph.add_node(op, std::move(inputs), std::move(attrs), suffix.empty() ? base : base + "/" + suffix);
+  if (!out.is_ok()) return Status(out.status().code(), where_ + ": " + out.status().message());
+  return out;
+}
+
+Status NodeView::emit_final(const std::string& op, std::vector<TensorId> inputs, Attrs attrs) {
+  const std::string base = proto_->name().empty() ? proto_->op_type() + "_" + std::to_string(index_) : proto_->name();
+  std::vector<std::string> names;
+  for (const auto& o : proto_->output()) names.push_back(o);
+  auto out = ctx_.graph.add_node(op, std::move(inputs), std::move(attrs), base, names);
+  if (!out.is_ok()) return Status(out.status().code(), where_ + ": " + out.status().message());
+  const int n = std::min<int>(num_outputs(), static_cast<int>(out->size()));
+  for (int i = 0; i < n; ++i) {
+    if (has_output(i)) POCK_RETURN_IF_ERROR(bind_output(i, out.value()[i]));
+  }
+  return Status::ok();
+}
+
+Status NodeView::bind_output(int i, TensorId id) {
+  if (!has_output(i)) return Status::ok();
+  Value& v = ctx_.define(proto_->output(i));
+  v.id = id;
+  v.dtype = ctx_.graph.tensor(id).dtype;
+  v.shape = ctx_.graph.tensor(id).shape;
+  return Status::ok();
+}
+
+void NodeView::bind_constant(int i, HostTensor t) {
+  if (!has_output(i)) return;
+  Value& v = ctx_.define(proto_->output(i));
+  v.dtype = t.dtype;
+  v.shape = t.shape;
+  v.constant = std::move(t);
+  v.producer = index_;
+}
+
+Status NodeView::error(const std::string& what) const { return Status(Code::kInvalidArgument, where_ + ": " + what); }
+Status NodeView::unsupported(const std::string& what) const { return Status(Code::kUnsupportedOp, where_ + ": " + what); }
+Status NodeView::input_error(int i, const std::string& what) const {
+  const std::string name = i < proto_->input_size() && !proto_->input(i).empty() ? " ('" + proto_->input(i) + "')" : "";
+  return Status(Code::kInvalidArgument, where_ + ": input " + std::to_string(i) + name + " " + what);
+}
+
+// --- ImportContext ---------------------------------------------------------------------------
+
+ImportContext::ImportContext(const onnx::GraphProto& g, const OnnxImportOptions& opts, std::string dir)
+    : proto(g), options(opts), base_dir(std::move(dir)) {
+  handled_.assign(static_cast<size_t>(g.node_size()), false);
+  emitting_.assign(static_cast<size_t>(g.node_size()), false);
+  for (int i = 0; i < g.node_size(); ++i) {
+    for (const auto& in : g.node(i).input()) {
+      if (!in.empty()) consumers_[in].push_back(i);
+    }
+    for (const auto& out : g.node(i).output()) {
+      if (!out.empty()) producers_.emplace(out, i);
+    }
+  }
+  for (const auto& o : g.output()) graph_outputs_[o.name()] = true;
+}
+
+Value* ImportContext::find(const std::string& name) {
+  auto it = values_.find(name);
+  return it == values_.end() ? nullptr : &it->second;
+}
+
+Value& ImportContext::define(const std::string& name) { return values_[name]; }
+
+const std::vector<int>& ImportContext::consumers(const std::string& name) const {
+  static const std::vector<int> none;
+  auto it = consumers_.find(name);
+  return it == consumers_.end() ? none : it->second;
+}
+
+int ImportContext::producer_of(const std::string& name) const {
+  auto it = producers_.find(name);
+  return it == producers_.end() ? -1 : it->second;
+}
+
+bool ImportContext::is_graph_output(const std::string& name) const { return graph_outputs_.count(name) > 0; }
+
+Result<const HostTensor*> ImportContext::constant_of(const std::string& name) {
+  Value* v = find(name);
+  if (!v) return Status(Code::kInternal, "value '" + name + "' is not defined");
+  if (!v->constant && v->initializer) {
+    POCK_ASSIGN_OR_RETURN(HostTensor t, decode_host_tensor(*v->initializer, base_dir));
+    v->constant = std::move(t);
+  }
+  if (!v->constant) return Status(Code::kInvalidArgument, "value '" + name + "' is not known at compile time");
+  return &*v->constant;
+}
+
+Result<TensorId> ImportContext::materialize(const std::string& name, TensorKind kind) {
+  Value* v = find(name);
+  if (!v) return Status(Code::kInternal, "value '" + name + "' is not defined");
+  if (v->id != kNoTensor) return v->id;
+  if (v->initializer && v->is_weight) {
+    POCK_ASSIGN_OR_RETURN(DecodedTensor d, decode_tensor(*v->initializer, base_dir));
+    TensorDesc desc;
+    desc.name = name;
+    desc.dtype = d.dtype;
+    desc.shape = d.shape;
+    desc.kind = kind;
+    desc.data = std::make_shared<const std::vector<uint8_t>>(std::move(d.bytes));
+    v = find(name);  // graph growth never invalidates values_, but keep the lookup explicit
+    v->id = graph.add_tensor(std::move(desc));
+    return v->id;
+  }
+  const int producer = v->producer;
+  if (v->weight_derived && producer >= 0 && !emitting_[producer]) {
+    emitting_[producer] = true;
+    const Status emitted = run_converter(producer);
+    emitting_[producer] = false;
+    v = find(name);
+    if (emitted.is_ok() && v->id != kNoTensor) return v->id;
+    // Not expressible as pock ops: bake the folded value (it was a buffer, not a weight).
+  }
+  POCK_ASSIGN_OR_RETURN(const HostTensor* t, constant_of(name));
+  v = find(name);
+  v->id = graph.add_constant(name, t->dtype, t->shape, t->to_bytes());
+  return v->id;
+}
+
+Status ImportContext::run_converter(int index) {
+  NodeView node(*this, index);
+  const Converter* convert = find_converter(node.op());
+  if (!convert && find_folder(node.op())) {
+    for (int i = 0; i < node.num_inputs(); ++i) {
+      if (node.has_input(i) && !node.input_is_constant(i)) {
+        return node.unsupported("pock has no op for ONNX '" + node.op() +
+                                "': it is folded when its inputs are known at compile time, but input " +
+                                std::to_string(i) + " ('" + node.input_name(i) + "') is computed at run time");
+      }
+    }
+  }
+  if (!convert) {
+    return node.unsupported("pock has no mapping for ONNX op '" + node.op() +
+                            "' (docs/onnx.md lists the supported ops)");
+  }
+  POCK_RETURN_IF_ERROR((*convert)(node));
+  for (int i = 0; i < node.num_outputs(); ++i) {
+    if (!node.output_used(i)) continue;
+    const Value* v = find(node.proto().output(i));
+    if (!v || (v->id == kNoTensor && !v->constant)) {
+      return node.unsupported("output " + std::to_string(i) + " ('" + node.proto().output(i) +
+                              "') is read by the model, but pock does not produce it");
+    }
+  }
+  return Status::ok();
+}
+
+Status ImportContext::process(int index) {
+  if (handled_[index]) return Status::ok();
+  NodeView node(*this, index);
+  const auto& p = node.proto();
+  if (!p.domain().empty() && p.domain() != "ai.onnx") {
+    return node.unsupported("operator domain '" + p.domain() + "' is not supported (only the default ONNX domain)");
+  }
+  if (p.output_size() == 0 || p.output(0).empty()) return node.error("has no output");
+  bool all_constant = true;
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    if (!node.has_input(i)) continue;
+    if (!find(p.input(i))) {
+      return node.input_error(i, "is not produced by any earlier node, initializer or graph input (the file is "
+                                 "malformed or not topologically sorted)");
+    }
+    all_constant = all_constant && node.input_is_constant(i);
+  }
+  const Pattern* pattern = all_constant ? nullptr : find_pattern(node.op());
+  if (pattern) {
+    POCK_ASSIGN_OR_RETURN(bool matched, (*pattern)(node));
+    if (matched) {
+      handled_[index] = true;
+      return Status::ok();
+    }
+  }
+  const Folder* fold = find_folder(node.op());
+  if (fold && all_constant) {
+    std::vector<const HostTensor*> inputs;
+    bool from_weight = false;
+    for (int i = 0; i < node.num_inputs(); ++i) {
+      if (!node.has_input(i)) {
+        inputs.push_back(nullptr);
+        continue;
+      }
+      POCK_ASSIGN_OR_RETURN(const HostTensor* t, constant_of(p.input(i)));
+      inputs.push_back(t);
+      const Value* v = find(p.input(i));
+      from_weight = from_weight || v->is_weight || v->weight_derived;
+    }
+    std::vector<HostTensor> outputs;
+    bool folded = false;
+    POCK_RETURN_IF_ERROR((*fold)(node, inputs, &outputs, &folded));
+    if (folded) {
+      for (size_t k = 0; k < outputs.size() && static_cast<int>(k) < node.num_outputs(); ++k) {
+        if (!node.has_output(static_cast<int>(k))) continue;
+        Value& out = define(p.output(static_cast<int>(k)));
+        out.dtype = outputs[k].dtype;
+        out.shape = outputs[k].shape;
+        out.constant = std::move(outputs[k]);
+        out.producer = index;
+        out.weight_derived = from_weight;
+      }
+      return Status::ok();
+    }
+  }
+  return run_converter(index);
+}
+
+}  // namespace pock::onnx_import

@@ -1,0 +1,274 @@
+// import_onnx: reads the ModelProto, declares initializers and inputs, runs every node through
+// ImportContext::process (pattern, fold, or convert), marks the outputs and drops dead nodes.
+#include <charconv>
+#include <climits>
+#include <filesystem>
+#include <fstream>
+
+#include <google/protobuf/io/coded_stream.h>
+
+#include "frontend/onnx/import_context.hpp"
+#include "pock/onnx.hpp"
+
+namespace pock {
+namespace {
+
+using onnx_import::ImportContext;
+using onnx_import::Value;
+
+constexpr int64_t kMinOpset = 13;
+constexpr int64_t kMaxOpset = 18;
+
+Status check_opsets(const onnx::ModelProto& model) {
+  bool found = false;
+  for (const auto& o : model.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") {
+      found = true;
+      if (o.version() < kMinOpset || o.version() > kMaxOpset) {
+        return Status(Code::kUnsupportedOp, "the model uses ONNX opset " + std::to_string(o.version()) +
+                                                "; pock imports opsets " + std::to_string(kMinOpset) + " to " +
+                                                std::to_string(kMaxOpset) +
+                                                " (re-export with opset_version=17, or convert with "
+                                                "onnx.version_converter)");
+      }
+    }
+  }
+  if (!found) return Status(Code::kInvalidArgument, "the model declares no default-domain opset (opset_import)");
+  return Status::ok();
+}
+
+Status declare_initializers(ImportContext& ctx) {
+  const auto& g = ctx.proto;
+  if (g.sparse_initializer_size() > 0) {
+    return Status(Code::kUnsupportedOp, "sparse initializer '" + g.sparse_initializer(0).values().name() +
+                                            "' is not supported: densify it before import");
+  }
+  for (const auto& t : g.initializer()) {
+    if (t.name().empty()) return Status(Code::kInvalidArgument, "an initializer has no name");
+    if (ctx.find(t.name())) return Status(Code::kInvalidArgument, "initializer '" + t.name() + "' is defined twice");
+    auto dt = onnx_import::dtype_from_onnx(t.data_type());
+    if (!dt.is_ok()) return Status(dt.status().code(), "initializer '" + t.name() + "': " + dt.status().message());
+    Value& v = ctx.define(t.name());
+    v.dtype = dt.value();
+    v.shape.assign(t.dims().begin(), t.dims().end());
+    POCK_RETURN_IF_ERROR(onnx_import::check_dims(v.shape, "initializer '" + t.name() + "'"));
+    v.initializer = &t;
+    // Scalars are constants that exporters (tf2onnx) store as initializers, not weights.
+    v.is_weight = is_float(v.dtype) && numel(v.shape) > 1;
+  }
+  return Status::ok();
+}
+
+std::string shape_hint(const std::string& name, const Shape& partial) {
+  std::string dims;
+  for (size_t i = 0; i < partial.size(); ++i) dims += (i ? "," : "") + (partial[i] > 0 ? std::to_string(partial[i]) : "N");
+  return "--input-shape " + name + "=" + dims;
+}
+
+Result<Shape> resolve_input_shape(const onnx::ValueInfoProto& in, const OnnxImportOptions& options) {
+  const std::string& name = in.name();
+  const auto& type = in.type().tensor_type();
+  auto given = options.input_shapes.find(name);
+  if (given != options.input_shapes.end()) {
+    const Shape& s = given->second;
+    if (type.has_shape() && type.shape().dim_size() != static_cast<int>(s.size())) {
+      return Status(Code::kShapeMismatch, "input '" + name + "' has rank " + std::to_string(type.shape().dim_size()) +
+                                              " in the model, but --input-shape gives " + shape_str(s));
+    }
+    for (int d = 0; type.has_shape() && d < type.shape().dim_size(); ++d) {
+      const auto& dim = type.shape().dim(d);
+      if (dim.has_dim_value() && dim.dim_value() > 0 && dim.dim_value() != s[d]) {
+        return Status(Code::kShapeMismatch, "input '" + name + "' dimension " + std::to_string(d) + " is fixed to " +
+                                                std::to_string(dim.dim_value()) + " in the model, but --input-shape gives " +
+                                                shape_str(s));
+      }
+    }
+    return s;
+  }
+  if (!type.has_shape()) {
+    return Status(Code::kInvalidArgument, "input '" + name + "' has no shape in the model: give it with --input-shape " +
+                                              name + "=d0,d1,...");
+  }
+  Shape partial(static_cast<size_t>(type.shape().dim_size()), -1);
+  for (int d = 0; d < type.shape().dim_size(); ++d) {
+    const auto& dim = type.shape().dim(d);
+    if (d == 0 && options.batch_size > 0) partial[d] = options.batch_size;
+    else if (dim.has_dim_value() && dim.dim_value() > 0) partial[d] = dim.dim_value();
+    else if (dim.has_dim_param() && options.dim_values.count(dim.dim_param())) partial[d] = options.dim_values.at(dim.dim_param());
+  }
+  for (int d = 0; d < type.shape().dim_size(); ++d) {
+    if (partial[d] > 0) continue;
+    const auto& dim = type.shape().dim(d);
+    const std::string sym = dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : "";
+    return Status(Code::kInvalidArgument,
+                  "input '" + name + "' dimension " + std::to_string(d) + sym +
+                      " is symbolic: pock compiles static shapes. Give it with " + shape_hint(name, partial) +
+                      (dim.has_dim_param() ? " or --input-shape @" + dim.dim_param() + "=N" : ""));
+  }
+  return partial;
+}
+
+Status declare_inputs(ImportContext& ctx) {
+  for (const auto& in : ctx.proto.input()) {
+    if (ctx.find(in.name())) continue;  // an initializer listed as an input (old exporters)
+    if (!in.type().has_tensor_type()) {
+      return Status(Code::kUnsupportedOp, "input '" + in.name() + "' is not a tensor (sequences and maps are not supported)");
+    }
+    const int32_t elem = in.type().tensor_type().elem_type();
+    if (elem == onnx::TensorProto::DOUBLE) {
+      return Status(Code::kUnsupportedOp, "input '" + in.name() + "' is float64: export the model in float32");
+    }
+    auto dt = onnx_import::dtype_from_onnx(elem);
+    if (!dt.is_ok()) return Status(dt.status().code(), "input '" + in.name() + "': " + dt.status().message());
+    POCK_ASSIGN_OR_RETURN(Shape shape, resolve_input_shape(in, ctx.options));
+    POCK_RETURN_IF_ERROR(onnx_import::check_dims(shape, "input '" + in.name() + "'"));
+    Value& v = ctx.define(in.name());
+    v.dtype = dt.value();
+    v.shape = shape;
+    v.id = ctx.graph.add_input(in.name(), dt.value(), shape);
+  }
+  for (const auto& name : ctx.options.input_shapes) {
+    bool known = false;
+    for (const auto& in : ctx.proto.input()) known = known || in.name() == name.first;
+    if (!known) return Status(Code::kNotFound, "--input-shape names '" + name.first + "', which is not an input of the model");
+  }
+  return Status::ok();
+}
+
+Status mark_outputs(ImportContext& ctx) {
+  if (ctx.proto.output_size() == 0) return Status(Code::kInvalidArgument, "the model has no outputs");
+  for (const auto& out : ctx.proto.output()) {
+    if (!ctx.find(out.name())) {
+      return Status(Code::kInvalidArgument, "output '" + out.name() + "' is not produced by any node");
+    }
+    POCK_ASSIGN_OR_RETURN(TensorId id, ctx.materialize(out.name()));
+    const TensorDesc& t = ctx.graph.tensor(id);
+    bool already_output = false;
+    for (TensorId o : ctx.graph.outputs()) already_output = already_output || o == id;
+    const bool own_name = t.name == out.name() || ctx.graph.find(out.name()) == kNoTensor;
+    if (t.kind == TensorKind::kActivation && !already_output && own_name) {
+      POCK_RETURN_IF_ERROR(ctx.graph.mark_output(id, out.name()));
+      continue;
+    }
+    // An input, weight or constant returned as is, or one tensor under two output names: copy.
+    auto copy = ctx.graph.add_node("Identity", {id}, {}, "output/" + out.name(), {out.name()});
+    if (!copy.is_ok()) return copy.status();
+    POCK_RETURN_IF_ERROR(ctx.graph.mark_output(copy.value()[0], out.name()));
+  }
+  return Status::ok();
+}
+
+// Re-emission and patterns can leave nodes nobody reads (the Div before a fused Gelu, a
+// materialized weight whose consumer was fused): keep only what the outputs need, so that no
+// dead parameter is mistaken for a trainable one.
+Graph compact(const Graph& g) {
+  std::vector<bool> live(g.num_tensors(), false);
+  for (TensorId o : g.outputs()) live[o] = true;
+  std::vector<bool> keep(g.nodes().size(), false);
+  for (size_t k = g.nodes().size(); k-- > 0;) {
+    const Node& n = g.nodes()[k];
+    bool needed = false;
+    for (TensorId o : n.outputs) needed = needed || live[o];
+    if (!needed) continue;
+    keep[k] = true;
+    for (TensorId i : n.inputs) {
+      if (i != kNoTensor) live[i] = true;
+    }
+  }
+  for (size_t k = 0; k < g.nodes().size(); ++k) {  // unread outputs of kept nodes (LayerNorm's mean) stay
+    if (!keep[k]) continue;
+    for (TensorId o : g.nodes()[k].outputs) live[o] = true;
+  }
+  for (size_t t = 0; t < g.num_tensors(); ++t) {
+    if (g.tensor(static_cast<TensorId>(t)).kind == TensorKind::kInput) live[t] = true;
+  }
+  Graph out;
+  std::vector<TensorId> remap(g.num_tensors(), kNoTensor);
+  for (size_t t = 0; t < g.num_tensors(); ++t) {
+    if (live[t]) remap[t] = out.add_tensor(g.tensor(static_cast<TensorId>(t)));
+  }
+  for (size_t k = 0; k < g.nodes().size(); ++k) {
+    if (!keep[k]) continue;
+    Node n = g.nodes()[k];
+    for (TensorId& i : n.inputs) i = i == kNoTensor ? kNoTensor : remap[i];
+    for (TensorId& o : n.outputs) o = remap[o];
+    out.mutable_nodes().push_back(std::move(n));
+  }
+  for (TensorId o : g.outputs()) (void)out.mark_output(remap[o]);
+  return out;
+}
+
+Result<Graph> import_model(const onnx::ModelProto& model, const OnnxImportOptions& options, const std::string& base_dir) {
+  POCK_RETURN_IF_ERROR(check_opsets(model));
+  if (!model.has_graph()) return Status(Code::kInvalidArgument, "the file holds no graph");
+  ImportContext ctx(model.graph(), options, base_dir);
+  POCK_RETURN_IF_ERROR(declare_initializers(ctx));
+  POCK_RETURN_IF_ERROR(declare_inputs(ctx));
+  for (int i = 0; i < model.graph().node_size(); ++i) POCK_RETURN_IF_ERROR(ctx.process(i));
+  POCK_RETURN_IF_ERROR(mark_outputs(ctx));
+  return compact(ctx.graph);
+}
+
+}  // namespace
+
+Result<Graph> import_onnx_bytes(const void* data, size_t size, const OnnxImportOptions& options,
+                                const std::string& base_dir) {
+  if (size > static_cast<size_t>(INT_MAX)) {
+    return Status(Code::kInvalidArgument, "the ONNX file is larger than 2 GiB: store the weights as external data");
+  }
+  onnx::ModelProto model;
+  google::protobuf::io::CodedInputStream stream(static_cast<const uint8_t*>(data), static_cast<int>(size));
+  stream.SetTotalBytesLimit(INT_MAX);
+  if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
+    return Status(Code::kInvalidArgument, "not a valid ONNX model: the protobuf does not parse (truncated or not .onnx)");
+  }
+  // Every read of the file is checked; this fence turns a missed check into an error, not an abort.
+  try {
+    return import_model(model, options, base_dir);
+  } catch (const std::exception& e) {
+    return Status(Code::kInvalidArgument, std::string("malformed ONNX model: ") + e.what());
+  }
+}
+
+Result<Graph> import_onnx(const std::string& path, const OnnxImportOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(Code::kIo, "cannot open ONNX file '" + path + "'");
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return Status(Code::kIo, "cannot read ONNX file '" + path + "'");
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  auto g = import_onnx_bytes(bytes.data(), bytes.size(), options, dir.empty() ? "." : dir);
+  if (!g.is_ok()) return Status(g.status().code(), path + ": " + g.status().message());
+  return g;
+}
+
+Status parse_input_shape_arg(const std::string& arg, OnnxImportOptions* options) {
+  const size_t eq = arg.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size()) {
+    return Status(Code::kInvalidArgument, "--input-shape '" + arg + "' must look like NAME=d0,d1,... or @DIM=N");
+  }
+  const std::string name = arg.substr(0, eq);
+  Shape dims;
+  const char* p = arg.data() + eq + 1;
+  const char* end = arg.data() + arg.size();
+  while (p < end) {
+    int64_t d = 0;
+    auto [next, ec] = std::from_chars(p, end, d);
+    if (ec != std::errc() || d <= 0 || (next != end && *next != ',')) {
+      return Status(Code::kInvalidArgument, "--input-shape '" + arg + "': dimensions must be positive integers separated by commas");
+    }
+    dims.push_back(d);
+    p = next == end ? end : next + 1;
+  }
+  if (name[0] == '@') {
+    if (dims.size() != 1) return Status(Code::kInvalidArgument, "--input-shape '" + arg + "': a named dimension takes one value");
+    options->dim_values[name.substr(1)] = dims[0];
+  } else {
+    if (dims.size() > static_cast<size_t>(kMaxRank)) {
+      return Status(Code::kInvalidArgument, "--input-shape '" + arg + "': rank above " + std::to_string(kMaxRank));
+    }
+    options->input_shapes[name] = dims;
+  }
+  return Status::ok();
+}
+
+}  // namespace pock

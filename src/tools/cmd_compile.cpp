@@ -1,0 +1,88 @@
+// pockc compile: model (+ recipe) -> .pock blob.
+#include <cstdio>
+#include <map>
+
+#include "pock/compiler.hpp"
+#include "tools/commands.hpp"
+#include "tools/model_loader.hpp"
+
+namespace pock::tools {
+namespace {
+
+std::string megabytes(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f MB", static_cast<double>(bytes) / 1e6);
+  return buf;
+}
+
+// What the frontend made of the model, before the compiler's passes: one line per op type.
+void print_op_counts(const Graph& graph) {
+  std::map<std::string, int> counts;
+  for (const Node& n : graph.nodes()) ++counts[n.op];
+  std::printf("imported %zu nodes:", graph.nodes().size());
+  for (const auto& [op, n] : counts) std::printf(" %s x%d", op.c_str(), n);
+  std::printf("\n");
+}
+
+Status run_compile(const ParsedArgs& args) {
+  const std::string& model_path = args.positionals[0];
+  const std::string out = args.get("--output");
+  Recipe recipe;
+  const bool train = args.has("--recipe");
+  if (train) {
+    auto r = load_recipe(args.get("--recipe"));
+    if (!r.is_ok()) return Status(r.status().code(), args.get("--recipe") + ": " + r.status().message());
+    recipe = std::move(r.value());
+  }
+  ModelLoadOptions load;
+  load.input_shapes = args.all("--input-shape");
+  load.batch_size = train ? recipe.batch_size : 0;
+  POCK_ASSIGN_OR_RETURN(Graph graph, load_model(model_path, load));
+  if (args.has("--print-ops")) print_op_counts(graph);
+
+  CompileOptions options;
+  options.backend = args.get("--backend");
+  options.optimize = !args.has("--no-optimize");
+  options.reorder_updates = !args.has("--no-reorder");
+  CompileReport report;
+  POCK_RETURN_IF_ERROR(compile_to_file(graph, train ? &recipe : nullptr, out, options, &report));
+  if (args.has("--report")) {
+    FILE* f = std::fopen(args.get("--report").c_str(), "w");
+    if (!f) return Status(Code::kIo, "cannot write the report to '" + args.get("--report") + "'");
+    std::fputs(report.json.c_str(), f);
+    std::fclose(f);
+  }
+  int64_t params = 0;
+  for (const TensorDesc& t : graph.tensors()) params += t.kind == TensorKind::kParameter ? numel(t.shape) : 0;
+  std::printf("wrote %s (%s): %lld parameters, weights %s, trainable %s, optimizer state %s, arena %s\n", out.c_str(),
+              train ? "train + infer" : "infer only", static_cast<long long>(params), megabytes(report.weights_bytes).c_str(),
+              megabytes(report.trainable_bytes).c_str(), megabytes(report.optimizer_state_bytes).c_str(),
+              megabytes(report.arena_peak_bytes).c_str());
+  return Status::ok();
+}
+
+}  // namespace
+
+const CommandEntry& compile_command() {
+  static const CommandEntry entry{
+      Command{"compile",
+              "MODEL.onnx [--recipe RECIPE.json] -o OUT.pock [--input-shape NAME=d0,d1,...]",
+              "Compile a model, and with a recipe its training step, into a .pock blob.",
+              "Without --recipe the blob only runs inference. Shapes are static: every symbolic input\n"
+              "dimension needs a size, from --input-shape; with a recipe, the leading dimension of every\n"
+              "input is the recipe's batch_size.\n"
+              "The recipe format is documented in docs/recipe.md; the ONNX import in docs/onnx.md.",
+              {"MODEL"},
+              {{"--recipe", "RECIPE.json", "what trains, the loss, the optimizer, the batch size"},
+               {"--output", "OUT.pock", "where to write the blob", false, true, "-o"},
+               {"--input-shape", "NAME=d0,d1,...", "static shape of an input, or @DIM=N for a named dimension", true},
+               {"--backend", "NAME", "preferred kernel backend recorded in the blob (ref, cpu, cuda)"},
+               {"--no-optimize", "", "skip fusion, folding and dead-code passes"},
+               {"--no-reorder", "", "apply optimizer updates after the whole backward pass"},
+               {"--report", "REPORT.json", "write the compiler's memory report"},
+               {"--print-ops", "", "print the op types the frontend imported"}}},
+      run_compile};
+  return entry;
+}
+
+}  // namespace pock::tools

@@ -1,0 +1,17 @@
+// Picks the frontend for a model file by its extension.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "pock/graph.hpp"
+
+namespace pock::tools {
+
+struct ModelLoadOptions {
+  std::vector<std::string> input_shapes;  // --input-shape arguments, "NAME=d0,d1" or "@DIM=N"
+  int64_t batch_size = 0;                 // leading dim of every input (the recipe's batch_size)
+};
+
+Result<Graph> load_model(const std::string& path, const ModelLoadOptions& options);
+
+}  // namespace pock::tools

@@ -1,0 +1,62 @@
+// pockc: the command line over the compiler and the runtime.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tools/commands.hpp"
+
+namespace {
+
+using pock::tools::CommandEntry;
+
+std::vector<const CommandEntry*> all_commands() {
+  return {&pock::tools::compile_command(), &pock::tools::infer_command(), &pock::tools::train_command()};
+}
+
+void print_overview() {
+  std::printf("usage: pockc COMMAND [ARGS]\n\nPockEngine's compiler and trainer.\n\ncommands:\n");
+  for (const CommandEntry* c : all_commands()) std::printf("  %-10s %s\n", c->spec.name.c_str(), c->spec.summary.c_str());
+  std::printf("\n'pockc COMMAND --help' describes one command.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_overview();
+    return 2;
+  }
+  const std::string name = argv[1];
+  if (name == "-h" || name == "--help" || name == "help") {
+    if (name == "help" && argc > 2) {
+      for (const CommandEntry* c : all_commands()) {
+        if (c->spec.name == argv[2]) {
+          std::printf("%s", c->spec.help_text().c_str());
+          return 0;
+        }
+      }
+    }
+    print_overview();
+    return 0;
+  }
+  for (const CommandEntry* c : all_commands()) {
+    if (c->spec.name != name) continue;
+    auto args = pock::tools::parse_args(c->spec, argc - 2, argv + 2);
+    if (!args.is_ok()) {
+      std::fprintf(stderr, "pockc %s: %s\n", name.c_str(), args.status().message().c_str());
+      return 2;
+    }
+    if (args->help) {
+      std::printf("%s", c->spec.help_text().c_str());
+      return 0;
+    }
+    const pock::Status s = c->run(args.value());
+    if (!s.is_ok()) {
+      std::fprintf(stderr, "pockc %s: %s\n", name.c_str(), s.to_string().c_str());
+      return 1;
+    }
+    return 0;
+  }
+  std::fprintf(stderr, "pockc: unknown command '%s'; run 'pockc --help' for the list\n", name.c_str());
+  return 2;
+}

@@ -1,0 +1,35 @@
+# Run by ctest as `cmake -P`: installs the build tree into a fresh prefix, then configures, builds
+# and runs examples/consumer against that prefix only, as an app developer would after
+# `cmake --install`. Inputs (-D): BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR C_COMPILER CXX_COMPILER
+# CXX_FLAGS BUILD_TYPE.
+foreach(var BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "consumer_check.cmake needs -D${var}=...")
+  endif()
+endforeach()
+
+function(step name)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${name} failed (${rc}):\n${out}\n${err}")
+  endif()
+  message(STATUS "${name}: ok")
+  set(last_output "${out}" PARENT_SCOPE)
+endfunction()
+
+file(REMOVE_RECURSE "${WORK_DIR}")
+set(prefix "${WORK_DIR}/prefix")
+step("install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
+foreach(installed include/pock/pock.h include/pock/engine.hpp include/pock/compiler.hpp include/pock/backend.h)
+  if(NOT EXISTS "${prefix}/${installed}")
+    message(FATAL_ERROR "install did not put ${installed} into the prefix")
+  endif()
+endforeach()
+
+step("configure consumer" ${CMAKE_COMMAND} -S "${SOURCE_DIR}/examples/consumer" -B "${WORK_DIR}/build"
+     -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}"
+     "-DCMAKE_C_COMPILER=${C_COMPILER}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}"
+     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+step("build consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/build")
+step("run consumer" "${WORK_DIR}/build/pock_consumer")
+message(STATUS "consumer said: ${last_output}")
