@@ -57,6 +57,7 @@ struct CompileOptions {
   std::string backend;         // preferred backend recorded per op ("" = heuristic)
   bool optimize = true;        // fusion, folding, DCE, CSE
   bool reorder_updates = true; // apply each parameter's update as soon as its gradient is ready
+  bool memory_schedule = true; // reorder each function's nodes to lower its arena peak (never raises it)
   std::string profile_path;    // measured kernel timings from `pockc tune` (optional)
   // The train function also outputs each trainable parameter's gradient as a persistent tensor
   // named "<param>.grad" (tests, debugging). With grad_accumulation > 1 it is this micro-batch's.

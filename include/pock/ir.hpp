@@ -67,6 +67,9 @@ struct TensorDesc {
   TensorKind kind = TensorKind::kActivation;
   bool trainable = false;            // parameters only
   std::shared_ptr<const std::vector<uint8_t>> data;  // initial value (parameters, constants, state)
+  // Trainable parameters only: partial-channel update of the leading `channels` rows (output
+  // channels of an [O, ...] weight) that get a gradient and an update; -1: every row.
+  int64_t channels = -1;
   size_t nbytes() const { return static_cast<size_t>(numel(shape)) * dtype_size(dtype); }
 };
 

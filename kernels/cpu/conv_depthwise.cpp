@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <new>
 
+#include "kernels/cpu/activation_epilogue.hpp"
 #include "kernels/cpu/conv_kernel.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/simd.hpp"
@@ -42,8 +43,10 @@ class DepthwiseConv final : public ConvKernel {
         const int64_t n = static_cast<int64_t>(p) / g_.out_channels;
         const int64_t o = static_cast<int64_t>(p) % g_.out_channels;
         const int64_t channel = o / g_.out_per_group();  // the one input channel of o's group
+        float* plane = y + p * g_.out_plane();
         output_plane(x + (n * g_.in_channels + channel) * g_.in_plane(), w + o * g_.kernel_h * g_.kernel_w,
-                     bias ? bias[o] : 0.0f, y + p * g_.out_plane());
+                     bias ? bias[o] : 0.0f, plane);
+        apply_activation_inplace(g_.activation, plane, g_.out_plane());
       }
     });
     return Status::ok();

@@ -1,5 +1,6 @@
 #include "kernels/cpu/conv_geometry.hpp"
 
+#include "kernels/cpu/activation_epilogue.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 
 namespace pock::cpu {
@@ -37,6 +38,9 @@ bool conv_geometry(const pock_op_desc& op, ConvGeometry* g) {
   g->pad_right = list_value(c, "pads", 3, 0);
   g->groups = c.attr_int("groups", 1);
   g->has_bias = op.num_inputs > 2 && is_present(op.inputs[2]);
+  const std::optional<Activation> activation = activation_of(op);
+  if (!activation) return false;
+  g->activation = *activation;
   if (g->has_bias && (!is_f32(op.inputs[2]) || numel(op.inputs[2]) != g->out_channels)) return false;
   if (g->groups < 1 || g->in_channels % g->groups != 0 || g->out_channels % g->groups != 0) return false;
   if (w.dims[0] != g->out_channels || w.dims[1] != g->in_per_group()) return false;

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 
+#include "ir/activation.hpp"
 #include "runtime/kernel.hpp"
 
 namespace pock::cpu {
@@ -15,6 +16,7 @@ struct ConvGeometry {
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   int64_t groups = 1;
   bool has_bias = false;
+  Activation activation = Activation::kNone;  // fused epilogue, applied after the bias
 
   int64_t in_per_group() const { return in_channels / groups; }
   int64_t out_per_group() const { return out_channels / groups; }

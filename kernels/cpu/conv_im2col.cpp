@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <new>
 
+#include "kernels/cpu/activation_epilogue.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/thread_pool.hpp"
@@ -58,6 +59,7 @@ class Im2colConv final : public ConvKernel {
                     static_cast<int>(std::max<int64_t>(rows_, 1)), matrix,
                     static_cast<int>(std::max<int64_t>(plane, 1)), 1.0f, y_group,
                     static_cast<int>(std::max<int64_t>(plane, 1)));
+        apply_activation_inplace(g_.activation, y_group, og * plane);
       }
     }
     return Status::ok();

@@ -13,6 +13,7 @@
 #include <new>
 #include <string>
 
+#include "kernels/cpu/activation_epilogue.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/layout.hpp"
 #include "kernels/cpu/thread_pool.hpp"
@@ -101,7 +102,17 @@ class XnnpackConv final : public ConvKernel {
       return c.error("xnn_run_operator failed (" + std::to_string(static_cast<int>(s)) + ")");
     }
     const float* bias = g_.has_bias ? c.in_data<float>(2) : nullptr;
-    nhwc_to_nchw(output(), bias, c.out_data<float>(0), g_.batch, g_.out_channels, g_.out_plane(), pool_);
+    float* y = c.out_data<float>(0);
+    nhwc_to_nchw(output(), bias, y, g_.batch, g_.out_channels, g_.out_plane(), pool_);
+    if (g_.activation != Activation::kNone) {
+      // After the bias, which stays outside the operator (see the top of this file): one pass per plane.
+      const size_t planes = static_cast<size_t>(g_.batch * g_.out_channels);
+      const int64_t plane = g_.out_plane();
+      parallel_for(pool_, planes, balanced_tile(pool_, planes, 1), [&](size_t begin, size_t end) {
+        apply_activation_inplace(g_.activation, y + static_cast<int64_t>(begin) * plane,
+                                 static_cast<int64_t>(end - begin) * plane);
+      });
+    }
     return Status::ok();
   }
 

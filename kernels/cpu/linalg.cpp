@@ -9,6 +9,7 @@
 #include <new>
 #include <vector>
 
+#include "kernels/cpu/activation_epilogue.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 
@@ -21,6 +22,7 @@ struct GemmPlan {
   bool transpose_a = false, transpose_b = false;
   int64_t lda = 1, ldb = 1;
   std::vector<int64_t> a_offsets, b_offsets;  // in floats, one per output matrix
+  Activation activation = Activation::kNone;  // Linear's fused epilogue; MatMul has none
   void run(const float* a, const float* b, float* y, float beta) const {
     if (m == 0 || n == 0) return;
     for (size_t i = 0; i < a_offsets.size(); ++i) {
@@ -123,6 +125,7 @@ bool linear_accepts(const pock_op_desc& op) {
   const pock_tensor_desc &x = op.inputs[0], &w = op.inputs[1], &y = op.outputs[0];
   if (!is_f32(x) || !is_f32(w) || !is_f32(y) || x.rank < 1 || w.rank != 2) return false;
   if (op.num_inputs > 2 && is_present(op.inputs[2]) && !is_f32(op.inputs[2])) return false;
+  if (!activation_of(op)) return false;
   return fits_blas_int(dims_product(x, 0, x.rank - 1)) && fits_blas_int(w.dims[0]) && fits_blas_int(w.dims[1]);
 }
 
@@ -138,6 +141,7 @@ Status linear_prepare(const pock_op_desc& op, void** state) {
   plan->ldb = std::max<int64_t>(1, plan->k);
   plan->a_offsets = {0};
   plan->b_offsets = {0};
+  plan->activation = activation_of(op).value_or(Activation::kNone);
   configure_blas_threads(op.num_threads);
   *state = plan;
   return Status::ok();
@@ -154,6 +158,7 @@ Status linear_run(const KernelCall& c) {
     beta = 1.0f;
   }
   plan->run(c.in_data<float>(0), c.in_data<float>(1), y, beta);
+  apply_activation_inplace(plan->activation, y, plan->m * plan->n);
   return Status::ok();
 }
 

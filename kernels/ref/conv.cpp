@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/activation.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
@@ -56,6 +57,8 @@ Status conv2d(const KernelCall& c) {
   const float* w = c.in_data<float>(1);
   const float* bias = c.has_input(2) ? c.in_data<float>(2) : nullptr;
   float* y = c.out_data<float>(0);
+  // The schema admits only known names; parse once, not per element.
+  const Activation activation = parse_activation(c.attr_string("activation", "none")).value_or(Activation::kNone);
 
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t o = 0; o < out_channels; ++o) {
@@ -76,7 +79,8 @@ Status conv2d(const KernelCall& c) {
               }
             }
           }
-          y[((n * out_channels + o) * g.out_h + oy) * g.out_w + ox] = static_cast<float>(acc);
+          y[((n * out_channels + o) * g.out_h + oy) * g.out_w + ox] =
+              apply_activation(activation, static_cast<float>(acc));
         }
       }
     }

@@ -1,4 +1,5 @@
 // Reference kernels of the linalg family: MatMul and Linear, f32 with double accumulation.
+#include "ir/activation.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
@@ -59,11 +60,12 @@ Status linear(const KernelCall& c) {
   const float* w = c.in_data<float>(1);
   const float* bias = c.has_input(2) ? c.in_data<float>(2) : nullptr;
   float* y = c.out_data<float>(0);
+  const Activation activation = parse_activation(c.attr_string("activation", "none")).value_or(Activation::kNone);
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t j = 0; j < n; ++j) {
       double acc = bias ? static_cast<double>(bias[j]) : 0.0;
       for (int64_t p = 0; p < k; ++p) acc += static_cast<double>(x[r * k + p]) * static_cast<double>(w[j * k + p]);
-      y[r * n + j] = static_cast<float>(acc);
+      y[r * n + j] = apply_activation(activation, static_cast<float>(acc));
     }
   }
   return Status::ok();

@@ -187,7 +187,8 @@ Status sgd_update(const KernelCall& c) {
   const bool nesterov = c.attr_int("nesterov", 0) != 0;
   const float scale = gradient_scale(c, 4);
   const bool accumulator = c.attr_int("accumulation", 1) > 1;
-  for (int64_t i = 0, n = numel(c.in(0)); i < n; ++i) {
+  // numel(gradient): a partial-channel gradient covers only the parameter's leading rows.
+  for (int64_t i = 0, n = numel(c.in(1)); i < n; ++i) {
     float g = grad[i] * scale;
     if (wd != 0.0f) g += wd * p[i];
     if (momentum != 0.0f && buf) {
@@ -218,7 +219,7 @@ Status adam_update(const KernelCall& c) {
   const double bias2_sqrt = std::sqrt(1.0 - std::pow(b2, static_cast<double>(u)));
   const float scale = gradient_scale(c, 5);
   const bool accumulator = c.attr_int("accumulation", 1) > 1;
-  for (int64_t i = 0, n = numel(c.in(0)); i < n; ++i) {
+  for (int64_t i = 0, n = numel(c.in(1)); i < n; ++i) {  // the gradient's rows, as in sgd_update
     double g = static_cast<double>(grad[i] * scale);
     double w = p[i];
     if (wd != 0.0) {

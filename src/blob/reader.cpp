@@ -1,5 +1,7 @@
 #include "blob/reader.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "blob/format.hpp"
@@ -69,11 +71,22 @@ Status check_header(const uint8_t* data, size_t size, const blob::SectionEntry**
 template <typename V>
 size_t vsize(const V* v) { return v ? v->size() : 0; }
 
+// FlatBuffers' verifier checks a vector's length prefix for 4-byte alignment only; 64-bit
+// elements are read in place (by the verifier, the runtime and kernels), so they must be 8-byte
+// aligned or each read is undefined behaviour.
+template <typename T>
+bool aligned_vector(const flatbuffers::Vector<T>* v) {
+  return !v || v->size() == 0 || reinterpret_cast<uintptr_t>(v->data()) % alignof(T) == 0;
+}
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
 Status check_tensor(const fb::Tensor& t, size_t index, const fb::Program& p, uint64_t weights_size) {
   const std::string where = "tensor " + std::to_string(index) + " '" + t.name()->str() + "'";
   if (t.dtype() >= kNumDTypes) return bad(where + ": unknown dtype " + std::to_string(t.dtype()));
   if (t.kind() > static_cast<uint8_t>(TensorKind::kOutput)) return bad(where + ": unknown kind");
   const size_t rank = vsize(t.shape());
+  if (!aligned_vector(t.shape())) return bad(where + ": shape is not 8-byte aligned");
   if (rank > static_cast<size_t>(kMaxRank)) return bad(where + ": rank " + std::to_string(rank) + " exceeds 8");
   uint64_t elements = 1;
   for (size_t i = 0; i < rank; ++i) {
@@ -107,6 +120,9 @@ Status check_tensor(const fb::Tensor& t, size_t index, const fb::Program& p, uin
 }
 
 Status check_attr(const fb::Attr& a, const std::string& where) {
+  if (!aligned_vector(a.ints()) || !aligned_vector(a.floats())) {
+    return bad(where + ": attribute '" + a.name()->str() + "' list is not 8-byte aligned");
+  }
   switch (a.kind()) {
     case fb::AttrKind::Int: case fb::AttrKind::Float: return Status::ok();
     case fb::AttrKind::String: if (!a.s()) return bad(where + ": string attribute '" + a.name()->str() + "' has no value"); return Status::ok();
@@ -219,14 +235,33 @@ Status open_blob(const uint8_t* data, size_t size, const VerifyOptions& options,
     return bad("weights section checksum mismatch");
   }
   const uint8_t* pdata = data + ps->offset;
+  if (reinterpret_cast<uintptr_t>(pdata) % 8 != 0) {
+    return bad("program section is not 8-byte aligned in memory: pass the blob in an 8-byte aligned buffer");
+  }
   flatbuffers::Verifier verifier(pdata, ps->size, /*max_depth=*/16, /*max_tables=*/1u << 26);
   if (!fb::VerifyProgramBuffer(verifier)) return bad("program section fails FlatBuffer verification");
   const fb::Program* p = fb::GetProgram(pdata);
   if (!p->tensors() || !p->ops() || !p->functions()) return bad("program lacks tensors, ops or functions");
   constexpr uint64_t kRegionLimit = uint64_t{1} << 48;
   if (p->arena_bytes() > kRegionLimit || p->persistent_bytes() > kRegionLimit) return bad("region size is absurd");
+  uint64_t arena_end = 0, persistent_end = 0;  // bytes the tensors of each region reach
   for (size_t i = 0; i < p->tensors()->size(); ++i) {
-    POCK_RETURN_IF_ERROR(check_tensor(*p->tensors()->Get(static_cast<flatbuffers::uoffset_t>(i)), i, *p, ws->size));
+    const fb::Tensor& t = *p->tensors()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    POCK_RETURN_IF_ERROR(check_tensor(t, i, *p, ws->size));
+    const uint64_t end = t.offset() + t.nbytes();  // in bounds, so no overflow
+    if (t.storage() == fb::Storage::Arena) arena_end = std::max(arena_end, end);
+    if (t.storage() == fb::Storage::Persistent) persistent_end = std::max(persistent_end, end);
+  }
+  // A region larger than its tensors need would only make the engine allocate (and zero) memory
+  // for nothing: one corrupt size field must not cost gigabytes at load.
+  constexpr uint64_t kRegionRounding = 64;  // the planner may round a region up to 64 bytes
+  if (p->arena_bytes() > align_up(arena_end, kRegionRounding)) {
+    return bad("arena of " + std::to_string(p->arena_bytes()) + " bytes is larger than its tensors need (" +
+               std::to_string(arena_end) + ")");
+  }
+  if (p->persistent_bytes() > align_up(persistent_end, kRegionRounding)) {
+    return bad("persistent region of " + std::to_string(p->persistent_bytes()) +
+               " bytes is larger than its tensors need (" + std::to_string(persistent_end) + ")");
   }
   for (size_t i = 0; i < p->ops()->size(); ++i) {
     const fb::Op* o = p->ops()->Get(static_cast<flatbuffers::uoffset_t>(i));

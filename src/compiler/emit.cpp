@@ -64,6 +64,7 @@ Status emit_program(const TrainingProgram& program, const CompileOptions& option
     t.shape = d.shape;
     t.kind = d.kind;
     t.trainable = d.trainable;
+    t.channels = d.trainable ? d.channels : -1;
     t.nbytes = d.nbytes();
     const bool has_data = d.data && !d.data->empty();
     if (has_data && d.data->size() != t.nbytes) {

@@ -122,6 +122,12 @@ TEST_CASE("hostile programs with valid checksums are rejected by the verifier", 
        POCK_ERR_INVALID_BLOB, "step tensor must be a persistent i64 scalar"},
       {"step counter out of range", [](ProgramSpec& p) { p.step_tensor = 12345; },
        POCK_ERR_INVALID_BLOB, "step tensor out of range"},
+      {"arena larger than its tensors need", [](ProgramSpec& p) {
+         p.arena_bytes = 1 << 30;
+         p.functions[0].arena_bytes = 1 << 30;
+       }, POCK_ERR_INVALID_BLOB, "arena of 1073741824 bytes is larger than its tensors need (88)"},
+      {"persistent region larger than its tensors need", [](ProgramSpec& p) { p.persistent_bytes = 4096; },
+       POCK_ERR_INVALID_BLOB, "persistent region of 4096 bytes is larger than its tensors need (200)"},
       {"absurd region size", [](ProgramSpec& p) { p.arena_bytes = 1ULL << 60; },
        POCK_ERR_INVALID_BLOB, "region size is absurd"},
   };
@@ -190,9 +196,24 @@ TEST_CASE("a program section that is not a valid FlatBuffer is rejected", "[blob
 
 TEST_CASE("an arena larger than memory is refused with out-of-memory, not a crash", "[blob][verifier]") {
   ProgramSpec spec = test::tiny_program();
-  spec.arena_bytes = uint64_t{1} << 46;  // 64 TiB: within the verifier's limit, beyond any machine here
+  // A 64 TiB tensor: consistent, within the verifier's limits, beyond any machine here.
+  spec.tensors.push_back(test::tiny_tensor("huge", DType::kF32, {1 << 22, 1 << 22}, TensorKind::kActivation,
+                                           Storage::kArena, 0));
+  spec.arena_bytes = spec.tensors.back().nbytes;
   const Rejection r = open_bytes(test::write_tiny_blob(spec));
   INFO(r.message);
   CHECK(r.status == POCK_ERR_OUT_OF_MEMORY);
   CHECK(r.message.find("arena") != std::string::npos);
+}
+
+TEST_CASE("a blob at a misaligned address is refused, not read misaligned", "[blob][verifier]") {
+  const std::vector<uint8_t> blob = test::tiny_blob();
+  std::vector<uint8_t> storage(blob.size() + 8);
+  uint8_t* misaligned = storage.data() + 4;  // vector storage is at least 8-byte aligned
+  REQUIRE(reinterpret_cast<uintptr_t>(misaligned) % 8 == 4);
+  std::memcpy(misaligned, blob.data(), blob.size());
+  pock_engine* engine = nullptr;
+  CHECK(pock_engine_open_buffer(misaligned, blob.size(), nullptr, &engine) == POCK_ERR_INVALID_BLOB);
+  CHECK(std::string(pock_last_open_error()).find("not 8-byte aligned in memory") != std::string::npos);
+  CHECK(engine == nullptr);
 }

@@ -160,7 +160,7 @@ TEST_CASE("selection errors name the rule", "[train][recipe]") {
   CHECK(contains(blob.status().message(), "trainable[1]"));
   CHECK(contains(blob.status().message(), "'encoder.*'"));
 
-  auto unsupported = parse_recipe(R"({"trainable": [{"layers": "last:2"}]})");
+  auto unsupported = parse_recipe(R"({"trainable": [{"layers": "last:5"}]})");  // the MLP has 2 layers
   REQUIRE(unsupported.is_ok());
   Recipe u = unsupported.value();
   u.loss.logits = "logits";

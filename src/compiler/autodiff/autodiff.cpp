@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "compiler/autodiff/grad_rule.hpp"
+#include "compiler/sparse/partial_channels.hpp"
 
 namespace pock {
 namespace {
@@ -43,12 +44,27 @@ TensorId add_constant_scalar_like(Graph& g, TensorId like, float value) {
   return g.add_constant(g.unique_name(d.name + "/grad_seed"), DType::kF32, d.shape, std::move(bytes));
 }
 
+// A parameter under a partial-channel update gets the gradient of its leading rows only: a rule
+// that produced the full gradient has it sliced here (rules for Conv2d, Linear and MatMul emit
+// the cheaper [k, ...] computation themselves).
+Result<TensorId> keep_trained_rows(Graph& g, std::vector<Node>& backward, const Node& n, size_t i, TensorId dx) {
+  const TensorDesc& x = g.tensor(n.inputs[i]);
+  const int64_t rows = trained_rows(x);
+  if (rows < 0 || g.tensor(dx).shape != x.shape) return dx;
+  auto slice = g.create_node("Slice", {dx}, leading_slice_attrs(rows, 0), g.unique_name(x.name + "/grad_rows"));
+  if (!slice.is_ok()) return slice.status();
+  slice->phase = Phase::kBackward;
+  const TensorId out = slice->outputs[0];
+  backward.push_back(std::move(slice.value()));
+  return out;
+}
+
 Status check_gradient(const Graph& g, const Node& n, size_t i, TensorId dx) {
   const TensorDesc& x = g.tensor(n.inputs[i]);
   const TensorDesc& d = g.tensor(dx);
-  if (x.shape == d.shape && x.dtype == d.dtype) return Status::ok();
+  if (trained_shape(x) == d.shape && x.dtype == d.dtype) return Status::ok();
   return Status(Code::kInternal, "gradient rule of " + n.op + " '" + n.name + "' gives input " + std::to_string(i) + " ('" +
-                                     x.name + "', " + dtype_name(x.dtype) + shape_str(x.shape) + ") a gradient of " +
+                                     x.name + "', " + dtype_name(x.dtype) + shape_str(trained_shape(x)) + ") a gradient of " +
                                      dtype_name(d.dtype) + shape_str(d.shape));
 }
 
@@ -109,8 +125,8 @@ Result<Backward> build_backward(Graph& graph, const std::vector<Node>& forward, 
     if (s.is_ok()) s = ctx.status();
     if (!s.is_ok()) return s;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
-      const TensorId dx = ctx.dx()[i];
-      if (!needs[i] || dx == kNoTensor) continue;
+      if (!needs[i] || ctx.dx()[i] == kNoTensor) continue;
+      POCK_ASSIGN_OR_RETURN(const TensorId dx, keep_trained_rows(graph, result.nodes, n, i, ctx.dx()[i]));
       POCK_RETURN_IF_ERROR(check_gradient(graph, n, i, dx));
       POCK_RETURN_IF_ERROR(accumulate(n.inputs[i], dx));
     }

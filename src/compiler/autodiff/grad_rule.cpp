@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "compiler/sparse/partial_channels.hpp"
+
 namespace pock {
 
 std::vector<TensorId> GradContext::emit(const std::string& op, std::vector<TensorId> inputs, Attrs attrs) {
@@ -27,6 +29,11 @@ std::vector<TensorId> GradContext::emit(const std::string& op, std::vector<Tenso
   std::vector<TensorId> outs = node->outputs;
   backward_.push_back(std::move(node.value()));
   return outs;
+}
+
+int64_t GradContext::leading_rows(size_t i) const {
+  if (!needs(i) || node_.inputs[i] == kNoTensor) return -1;
+  return trained_rows(graph_.tensor(node_.inputs[i]));
 }
 
 TensorId GradContext::sum_to_shape(TensorId grad, const Shape& shape) {

@@ -24,6 +24,10 @@ class GradContext {
   TensorId y(size_t i) const { return node_.outputs[i]; }   // forward output
   TensorId dy(size_t i) const { return i < dy_.size() ? dy_[i] : kNoTensor; }  // kNoTensor: no gradient flows
   bool needs(size_t i) const { return i < needs_dx_.size() && needs_dx_[i]; }
+  // Partial-channel updates (compiler/sparse/partial_channels.hpp): when input i is a parameter
+  // that trains only its leading k rows, k; else -1. A rule may then emit the cheaper gradient of
+  // just those rows ([k, ...]); a full-shape gradient is sliced by the driver.
+  int64_t leading_rows(size_t i) const;
   const TensorDesc& desc(TensorId id) const { return graph_.tensor(id); }
   Graph& graph() { return graph_; }
 

@@ -23,6 +23,14 @@ Status append(Graph& g, std::vector<Node>& nodes, const std::string& op, std::ve
   return Status::ok();
 }
 
+// Optimizer state and accumulators are shaped like the gradient: under a partial-channel update
+// they hold only the trained leading rows, not the whole parameter.
+TensorDesc slot_like(const Graph& g, const ParamGrad& pg) {
+  TensorDesc d = g.tensor(pg.param);
+  d.shape = g.tensor(pg.grad).shape;
+  return d;
+}
+
 }  // namespace
 
 Attrs update_attrs(const Recipe& r) {
@@ -54,10 +62,10 @@ Status append_optimizer(Graph& g, std::vector<Node>& nodes, const Recipe& r, Ten
   // What each update reads as "the gradient": this step's, or the micro-batch accumulator.
   std::vector<TensorId> sources;
   for (const ParamGrad& pg : params) {
-    const TensorDesc param = g.tensor(pg.param);
+    const TensorDesc slot = slot_like(g, pg);
     if (r.grad_accumulation > 1) {
-      const TensorId acc = add_zero_state(g, param.name + ".grad_accum", param);
-      POCK_RETURN_IF_ERROR(append(g, nodes, "AccumulateGrad", {acc, pg.grad}, {}, param.name + "/accumulate"));
+      const TensorId acc = add_zero_state(g, slot.name + ".grad_accum", slot);
+      POCK_RETURN_IF_ERROR(append(g, nodes, "AccumulateGrad", {acc, pg.grad}, {}, slot.name + "/accumulate"));
       sources.push_back(acc);
     } else {
       sources.push_back(pg.grad);
@@ -70,17 +78,17 @@ Status append_optimizer(Graph& g, std::vector<Node>& nodes, const Recipe& r, Ten
   }
   const Attrs attrs = update_attrs(r);
   for (size_t i = 0; i < params.size(); ++i) {
-    const TensorDesc param = g.tensor(params[i].param);
+    const TensorDesc slot = slot_like(g, params[i]);
     std::vector<TensorId> inputs{params[i].param, sources[i], step};
     if (type == "sgd") {
-      inputs.push_back(r.optimizer.momentum != 0.0 ? add_zero_state(g, param.name + ".momentum_buffer", param) : kNoTensor);
+      inputs.push_back(r.optimizer.momentum != 0.0 ? add_zero_state(g, slot.name + ".momentum_buffer", slot) : kNoTensor);
       inputs.push_back(clip_scale);
-      POCK_RETURN_IF_ERROR(append(g, nodes, "SgdUpdate", inputs, attrs, param.name + "/sgd"));
+      POCK_RETURN_IF_ERROR(append(g, nodes, "SgdUpdate", inputs, attrs, slot.name + "/sgd"));
     } else {
-      inputs.push_back(add_zero_state(g, param.name + ".exp_avg", param));
-      inputs.push_back(add_zero_state(g, param.name + ".exp_avg_sq", param));
+      inputs.push_back(add_zero_state(g, slot.name + ".exp_avg", slot));
+      inputs.push_back(add_zero_state(g, slot.name + ".exp_avg_sq", slot));
       inputs.push_back(clip_scale);
-      POCK_RETURN_IF_ERROR(append(g, nodes, "AdamUpdate", inputs, attrs, param.name + "/adam"));
+      POCK_RETURN_IF_ERROR(append(g, nodes, "AdamUpdate", inputs, attrs, slot.name + "/adam"));
     }
   }
   return Status::ok();

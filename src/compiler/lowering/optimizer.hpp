@@ -15,7 +15,8 @@ struct ParamGrad {
 // Appends to `nodes`: AccumulateGrad per parameter (grad_accumulation > 1), GlobalNormClipScale
 // (clip_grad_norm > 0), then one SgdUpdate / AdamUpdate per parameter. Optimizer state tensors
 // are zero-initialized kState named "<param>.<slot>" (momentum_buffer, exp_avg, exp_avg_sq,
-// grad_accum). `step` is the program's i64 step counter.
+// grad_accum), shaped like the gradient (a partial-channel update: its trained leading rows).
+// `step` is the program's i64 step counter.
 Status append_optimizer(Graph& graph, std::vector<Node>& nodes, const Recipe& recipe, TensorId step,
                         const std::vector<ParamGrad>& params);
 

@@ -1,5 +1,7 @@
 #include "compiler/lowering/train_mode.hpp"
 
+#include <unordered_map>
+
 namespace pock {
 namespace {
 
@@ -9,16 +11,33 @@ bool is_trainable(const Graph& g, const Node& n, size_t input) {
   return input < n.inputs.size() && n.inputs[input] != kNoTensor && g.tensor(n.inputs[input]).trainable;
 }
 
+// Whether the Conv2d / Linear / MatMul whose output feeds `x` has a trainable weight (any rows).
+bool feeding_weight_trains(const Graph& g, const std::unordered_map<TensorId, const Node*>& producer, TensorId x) {
+  auto it = producer.find(x);
+  if (it == producer.end()) return false;
+  const Node& n = *it->second;
+  if (n.op == "Conv2d" || n.op == "Linear") return is_trainable(g, n, 1);
+  if (n.op == "MatMul") return is_trainable(g, n, 0) || is_trainable(g, n, 1);
+  return false;
+}
+
 }  // namespace
 
 std::unordered_set<size_t> batchnorm_nodes_in_train_form(const Graph& model, bool freeze_batchnorm_stats) {
+  std::unordered_map<TensorId, const Node*> producer;
+  for (const Node& n : model.nodes()) {
+    for (TensorId out : n.outputs) producer[out] = &n;
+  }
   std::unordered_set<size_t> out;
   for (size_t k = 0; k < model.nodes().size(); ++k) {
     const Node& n = model.nodes()[k];
     if (n.op != "BatchNorm") continue;
-    // A frozen layer (neither scale nor shift trains) keeps its running statistics when asked to.
-    const bool frozen = !is_trainable(model, n, 1) && !is_trainable(model, n, 2);
-    if (!freeze_batchnorm_stats || !frozen) out.insert(k);
+    // Sparse-BP schemes freeze a conv+BN layer's statistics when its weights are frozen: neither
+    // the BN scale nor the weight of the layer feeding it trains. Its shift may still train
+    // (bias-only schemes): an affine shift about the running statistics, as a BN folded into the
+    // conv bias would train.
+    const bool layer_trains = is_trainable(model, n, 1) || feeding_weight_trains(model, producer, n.inputs[0]);
+    if (!freeze_batchnorm_stats || layer_trains) out.insert(k);
   }
   return out;
 }

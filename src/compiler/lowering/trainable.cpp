@@ -2,81 +2,64 @@
 
 #include <string>
 
+#include "compiler/sparse/name_glob.hpp"
+#include "compiler/sparse/rule_selection.hpp"
+
 namespace pock {
 
-bool glob_match(std::string_view pattern, std::string_view name) {
-  // Iterative matcher with one backtrack point: linear enough for parameter names.
-  size_t p = 0, n = 0, star = std::string_view::npos, resume = 0;
-  while (n < name.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
-      ++p;
-      ++n;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      resume = n;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      n = ++resume;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
+bool glob_match(std::string_view pattern, std::string_view name) { return name_glob_match(pattern, name); }
 
 namespace {
 
-Status check_rule_supported(const TrainableRule& rule, size_t index) {
-  const std::string where = "trainable[" + std::to_string(index) + "]";
-  auto unsupported = [&](const std::string& field) {
-    return Status(Code::kInvalidArgument, where + "." + field +
-                                              ": sparse selection by " + field +
-                                              " is not supported by this compiler yet; select parameters with 'match'");
-  };
-  if (!rule.layers.empty()) return unsupported("layers");
-  if (rule.bias_only) return unsupported("bias_only");
-  if (rule.channel_ratio >= 0) return unsupported("channels");
-  if (rule.channels >= 0) return unsupported("channels");
-  if (rule.match.empty()) return Status(Code::kInvalidArgument, where + ".match: a rule must name parameters to select");
-  return Status::ok();
+// Every float parameter not excluded trains in full (integer tables, e.g. quantized weights, stay
+// frozen: they have no gradient).
+RowSelection everything(const Graph& graph, const std::unordered_set<TensorId>& excluded) {
+  RowSelection all;
+  for (size_t id = 0; id < graph.num_tensors(); ++id) {
+    const TensorId t = static_cast<TensorId>(id);
+    const TensorDesc& d = graph.tensor(t);
+    if (d.kind == TensorKind::kParameter && !excluded.count(t) && is_float(d.dtype)) all[t] = -1;
+  }
+  return all;
+}
+
+Result<RowSelection> resolve_rules(const Graph& graph, const std::vector<TrainableRule>& rules,
+                                   const std::unordered_set<TensorId>& excluded) {
+  const SelectionContext ctx = make_selection_context(graph, excluded);
+  RowSelection selection;
+  for (size_t r = 0; r < rules.size(); ++r) {
+    POCK_ASSIGN_OR_RETURN(const RowSelection one, select_by_rule(ctx, rules[r], r));
+    merge_selection(selection, one);
+  }
+  add_biases_of_trained_weights(ctx, selection);
+  for (const auto& [param, rows] : selection) {
+    const TensorDesc& t = graph.tensor(param);
+    if (!is_float(t.dtype)) {
+      return Status(Code::kInvalidArgument, "parameter '" + t.name + "' is " + dtype_name(t.dtype) +
+                                                " and cannot train (only float parameters have gradients)");
+    }
+  }
+  return selection;
 }
 
 }  // namespace
 
 Result<std::vector<TensorId>> select_trainable(Graph& graph, const std::vector<TrainableRule>& rules,
                                                const std::unordered_set<TensorId>& excluded) {
-  const size_t nt = graph.num_tensors();
-  std::vector<bool> selected(nt, false);
-  for (size_t r = 0; r < rules.size(); ++r) POCK_RETURN_IF_ERROR(check_rule_supported(rules[r], r));
-  for (size_t r = 0; r < rules.size(); ++r) {
-    bool matched = false;
-    for (size_t id = 0; id < nt; ++id) {
-      const TensorDesc& t = graph.tensor(static_cast<TensorId>(id));
-      if (t.kind != TensorKind::kParameter || excluded.count(static_cast<TensorId>(id))) continue;
-      if (!glob_match(rules[r].match, t.name)) continue;
-      matched = true;
-      selected[id] = true;
-    }
-    if (!matched) {
-      return Status(Code::kNotFound, "trainable[" + std::to_string(r) + "].match: '" + rules[r].match +
-                                         "' matches no parameter of the model");
-    }
+  RowSelection selection;
+  if (rules.empty()) {
+    selection = everything(graph, excluded);
+  } else {
+    POCK_ASSIGN_OR_RETURN(selection, resolve_rules(graph, rules, excluded));
   }
   std::vector<TensorId> out;
-  for (size_t id = 0; id < nt; ++id) {
+  for (size_t id = 0; id < graph.num_tensors(); ++id) {
     TensorDesc& t = graph.mutable_tensor(static_cast<TensorId>(id));
     if (t.kind != TensorKind::kParameter) continue;
-    const bool take = rules.empty() ? !excluded.count(static_cast<TensorId>(id)) : selected[id];
-    if (take && !is_float(t.dtype)) {
-      if (!rules.empty()) {
-        return Status(Code::kInvalidArgument, "parameter '" + t.name + "' is " + dtype_name(t.dtype) +
-                                                  " and cannot train (only float parameters have gradients)");
-      }
-      continue;  // integer tables (e.g. quantized weights) stay frozen when everything trains
-    }
-    t.trainable = take;
-    if (take) out.push_back(static_cast<TensorId>(id));
+    auto it = selection.find(static_cast<TensorId>(id));
+    t.trainable = it != selection.end();
+    t.channels = t.trainable ? it->second : -1;
+    if (t.trainable) out.push_back(static_cast<TensorId>(id));
   }
   return out;
 }

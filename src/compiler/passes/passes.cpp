@@ -3,8 +3,10 @@
 namespace pock {
 
 // Order: fold first (it turns shape arithmetic into constants), then CSE (folded constants expose
-// duplicates), then DCE (removes what both left unused), and reordering last since it only moves
-// the surviving update nodes.
+// duplicates), then DCE (removes what both left unused). Then the fusions, over the cleaned
+// functions: BatchNorm folding and bias adds (until neither finds more), then activations, which
+// must come last because a fused activation ends every other pattern. Update
+// reordering next, and the memory schedule last: it compares against the order reordering made.
 namespace {
 
 // Lowerings that mark only FunctionDef::backward_begin get per-node phases here, before any pass
@@ -32,7 +34,25 @@ Status run_passes(TrainingProgram& program, const CompileOptions& options, PassS
       s.merged_common += eliminate_common_subexpressions(program, fn);
       s.removed_dead += eliminate_dead_code(program, fn);
     }
+  }
+  if (options.optimize) {
+    // Each enables the other (conv-Add-BN, conv-BN-Add); every round removes nodes, so it ends.
+    for (int found = 1; found > 0;) {
+      const int folded = fold_batchnorms(program);
+      const int fused = fuse_bias_adds(program);
+      s.folded_batchnorms += folded;
+      s.fused_bias_adds += fused;
+      found = folded + fused;
+    }
+    s.fused_activations += fuse_activations(program);
+  }
+  for (FunctionDef& fn : program.functions) {
     if (options.reorder_updates) s.moved_updates += reorder_updates(program, fn);
+    if (options.memory_schedule) {
+      const ScheduleResult r = schedule_for_memory(program, fn, options.reorder_updates);
+      s.rescheduled_functions += r.reordered;
+      s.scheduled_bytes_saved += r.peak_before - r.peak_after;
+    }
   }
   if (stats) *stats = s;
   return Status::ok();

@@ -11,6 +11,11 @@ struct PassStats {
   int merged_common = 0;
   int folded_constants = 0;
   int moved_updates = 0;
+  int folded_batchnorms = 0;
+  int fused_bias_adds = 0;
+  int fused_activations = 0;
+  int rescheduled_functions = 0;  // functions whose node order the memory schedule changed
+  uint64_t scheduled_bytes_saved = 0;  // sum over functions of the arena peak it removed
 };
 
 Status run_passes(TrainingProgram& program, const CompileOptions& options, PassStats* stats = nullptr);
@@ -22,6 +27,24 @@ Result<int> fold_constants(TrainingProgram& program, FunctionDef& fn);
 // Moves every optimizer update (a node that mutates a trainable parameter) to right after the
 // last node it depends on, so gradient buffers die as soon as they are consumed.
 int reorder_updates(const TrainingProgram& program, FunctionDef& fn);
+
+// Fusions over every function of the program (fusion runs after autodiff: gradient rules never see
+// a fused node). Each returns how many patterns it rewrote.
+// Inference-form BatchNorm after a frozen Conv2d -> that Conv2d with new constant weight and bias.
+int fold_batchnorms(TrainingProgram& program);
+// Conv2d / Linear followed by an Add of a per-output-channel value -> the value in the bias.
+int fuse_bias_adds(TrainingProgram& program);
+// Conv2d / Linear followed by Relu / Relu6 -> the op with attribute activation="relu" | "relu6".
+int fuse_activations(TrainingProgram& program);
+
+// Reorders the function's nodes to lower its planned arena peak (schedule.cpp); keeps the order
+// it was given unless the new one plans smaller. With updates_early, optimizer updates run as
+// soon as they are ready; without, they stay after every other node.
+struct ScheduleResult {
+  uint64_t peak_before = 0, peak_after = 0;
+  bool reordered = false;
+};
+ScheduleResult schedule_for_memory(const TrainingProgram& program, FunctionDef& fn, bool updates_early);
 
 // True when the op writes any of its inputs in place (optimizer updates, running statistics).
 bool has_side_effects(const Node& node);

@@ -60,9 +60,12 @@ Status declare_initializers(ImportContext& ctx) {
 }
 
 std::string shape_hint(const std::string& name, const Shape& partial) {
-  std::string dims;
-  for (size_t i = 0; i < partial.size(); ++i) dims += (i ? "," : "") + (partial[i] > 0 ? std::to_string(partial[i]) : "N");
-  return "--input-shape " + name + "=" + dims;
+  std::string hint = "--input-shape " + name + "=";
+  for (size_t i = 0; i < partial.size(); ++i) {
+    if (i) hint += ',';
+    hint += partial[i] > 0 ? std::to_string(partial[i]) : std::string("N");
+  }
+  return hint;
 }
 
 Result<Shape> resolve_input_shape(const onnx::ValueInfoProto& in, const OnnxImportOptions& options) {

@@ -2,6 +2,7 @@
 #include <string>
 #include <variant>
 
+#include "ir/activation.hpp"
 #include "ir/ops/schema_helpers.hpp"
 
 namespace pock {
@@ -62,8 +63,18 @@ Result<int64_t> output_extent(const InferContext& ctx, const WindowAxis& a, bool
   return out;
 }
 
+// The fused epilogue (ir/activation.hpp); absent means none.
+Status require_activation(const InferContext& ctx) {
+  const AttrValue* value = ctx.attrs->find("activation");
+  if (!value) return Status::ok();
+  const auto* name = std::get_if<std::string>(value);
+  if (!name || !parse_activation(*name)) return ctx.error("attribute 'activation' must be \"none\", \"relu\" or \"relu6\"");
+  return Status::ok();
+}
+
 Status conv2d(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
+  POCK_RETURN_IF_ERROR(require_activation(ctx));
   POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
   POCK_RETURN_IF_ERROR(require_image(ctx, 0, "input x"));
   POCK_RETURN_IF_ERROR(require_image(ctx, 1, "weight w"));
@@ -141,7 +152,8 @@ Status global_avg_pool(InferContext& ctx) {
 void register_conv_schemas(SchemaRegistry& r) {
   using schema::add;
   add(r, "Conv2d", 2, 3, 1, 1, conv2d,
-      "NCHW conv: x [N,C,H,W], w [O,C/groups,kh,kw], optional b [O]; strides, pads (t,l,b,r), dilations, groups");
+      "NCHW conv: x [N,C,H,W], w [O,C/groups,kh,kw], optional b [O]; strides, pads (t,l,b,r), dilations, groups; "
+      "activation (none | relu | relu6: fused epilogue)");
   add(r, "MaxPool2d", 1, 1, 1, 1, pool2d, "max over kernel windows; strides default to kernel; pads (t,l,b,r); ceil_mode");
   add(r, "AvgPool2d", 1, 1, 1, 1, pool2d, "mean over kernel windows; ceil_mode; count_include_pad");
   add(r, "GlobalAvgPool", 1, 1, 1, 1, global_avg_pool, "mean over H and W -> [N, C, 1, 1]");

@@ -1,5 +1,8 @@
 // Schemas of the linalg family: MatMul (transposes, broadcast batch dims) and Linear (PyTorch
 // layout, optional bias).
+#include <variant>
+
+#include "ir/activation.hpp"
 #include "ir/ops/schema_helpers.hpp"
 
 namespace pock {
@@ -42,8 +45,18 @@ Status matmul(InferContext& ctx) {
   return Status::ok();
 }
 
+// The fused epilogue (ir/activation.hpp); absent means none.
+Status require_activation(const InferContext& ctx) {
+  const AttrValue* value = ctx.attrs->find("activation");
+  if (!value) return Status::ok();
+  const auto* name = std::get_if<std::string>(value);
+  if (!name || !parse_activation(*name)) return ctx.error("attribute 'activation' must be \"none\", \"relu\" or \"relu6\"");
+  return Status::ok();
+}
+
 Status linear(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
+  POCK_RETURN_IF_ERROR(require_activation(ctx));
   POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
   const Shape& x = ctx.in(0).shape;
   const Shape& w = ctx.in(1).shape;
@@ -67,7 +80,7 @@ Status linear(InferContext& ctx) {
 void register_linalg_schemas(SchemaRegistry& r) {
   using schema::add;
   add(r, "MatMul", 2, 2, 1, 1, matmul, "a [..., M, K] @ b [..., K, N]; transpose_a/transpose_b; batch dims broadcast");
-  add(r, "Linear", 2, 3, 1, 1, linear, "x [..., K] w[N, K]^T + b [N] (bias optional)");
+  add(r, "Linear", 2, 3, 1, 1, linear, "x [..., K] w[N, K]^T + b [N] (bias optional); activation (none | relu | relu6: fused epilogue)");
 }
 
 }  // namespace pock

@@ -1,5 +1,6 @@
 // Schemas of the training family: losses and their gradients, optimizer updates (which write the
 // parameter and its state in place) and the helpers of gradient accumulation and clipping.
+#include <algorithm>
 #include <limits>
 
 #include "ir/ops/schema_helpers.hpp"
@@ -84,11 +85,25 @@ Status clip_scale(InferContext& ctx) {
   return Status::ok();
 }
 
+// The gradient of an update is the parameter's shape, or under a partial-channel update its
+// leading k rows [k, rest...] (1 <= k <= rows): the update then covers the parameter's first
+// numel(gradient) elements, the trained rows being contiguous.
+Status require_leading_rows(const InferContext& ctx) {
+  const Shape& p = ctx.in(0).shape;
+  const Shape& g = ctx.in(1).shape;
+  const bool leading_rows = !p.empty() && g.size() == p.size() && g[0] >= 1 && g[0] <= p[0] &&
+                            std::equal(g.begin() + 1, g.end(), p.begin() + 1);
+  if (g == p || leading_rows) return Status::ok();
+  return ctx.shape_error("gradient is " + shape_str(g) + ", expected the parameter's " + shape_str(p) +
+                         " or its leading rows (the same shape with a first dim in [1, " +
+                         std::to_string(p.empty() ? 0 : p[0]) + "])");
+}
+
 // Checks shared by the update ops: param and grad alike, the i64 step, the learning-rate schedule.
 Status check_update(const InferContext& ctx) {
   POCK_RETURN_IF_ERROR(require_f32(ctx, 0, "parameter"));
   POCK_RETURN_IF_ERROR(require_f32(ctx, 1, "gradient"));
-  POCK_RETURN_IF_ERROR(require_shape(ctx, 1, ctx.in(0).shape, "gradient"));
+  POCK_RETURN_IF_ERROR(require_leading_rows(ctx));
   if (ctx.in(2).dtype != DType::kI64 || !is_scalar(ctx.in(2))) return ctx.error("step must be an i64 scalar");
   const Attrs& a = *ctx.attrs;
   if (!(a.get_float("lr", 0.0) >= 0.0)) return ctx.error("lr must be >= 0");
@@ -104,9 +119,10 @@ Status check_update(const InferContext& ctx) {
   return Status::ok();
 }
 
+// Optimizer state covers what the gradient covers.
 Status check_state(const InferContext& ctx, size_t i, const char* role) {
   POCK_RETURN_IF_ERROR(require_f32(ctx, i, role));
-  return require_shape(ctx, i, ctx.in(0).shape, role);
+  return require_shape(ctx, i, ctx.in(1).shape, role);
 }
 
 // SgdUpdate(param, grad, step, momentum_buffer?, clip_scale?)
@@ -145,7 +161,8 @@ void register_training_schemas(SchemaRegistry& r) {
   add(r, "GlobalNormClipScale", 1, kMany, 1, 1, clip_scale,
       "min(1, max_norm / (||grad_scale * (g0, g1, ...)||_2 + 1e-6)): the factor of clip_grad_norm_");
   // Updates write the parameter and their state in place and output nothing. The gradient input
-  // is also written (zeroed) when it is a micro-batch accumulator (accumulation > 1).
+  // is also written (zeroed) when it is a micro-batch accumulator (accumulation > 1). A gradient
+  // of the parameter's leading rows only (partial-channel update) updates just those rows.
   add(r, "SgdUpdate", 3, 5, 0, 0, sgd_update,
       "(param, grad, step, momentum_buffer?, clip_scale?): SGD with momentum / Nesterov / weight decay", {0, 1, 3});
   add(r, "AdamUpdate", 5, 6, 0, 0, adam_update,

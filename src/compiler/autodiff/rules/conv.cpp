@@ -1,6 +1,7 @@
 // Gradient rules of the conv family. Each backward op takes the forward node's attributes as they
 // are, plus the one shape it cannot infer from its own inputs.
 #include "compiler/autodiff/grad_rule.hpp"
+#include "ir/activation.hpp"
 
 namespace pock {
 namespace {
@@ -15,18 +16,32 @@ Attrs forward_attrs_with(const GradContext& ctx, const char* name, AttrValue val
 // Conv2d(x, w, b?): dx is the transposed convolution of dy with w, dw the correlation of x with
 // dy, db the sum of dy per output channel.
 Status conv2d(GradContext& ctx) {
+  // The fusion pass runs after autodiff, so a rule never sees a fused node from the compiler; one
+  // here came from a hand-built graph, and its gradient would need the pre-activation values.
+  const std::string_view activation = ctx.attrs().get_string("activation", "none");
+  if (parse_activation(activation) != Activation::kNone) {
+    return Status(Code::kUnsupportedOp, "Conv2d '" + ctx.node().name + "' carries the fused activation '" +
+                                            std::string(activation) +
+                                            "', which has no gradient rule: write the activation as its own op");
+  }
   const TensorId dy = ctx.dy(0);
   if (dy == kNoTensor) return Status::ok();
   if (ctx.needs(0)) {
     ctx.set_dx(0, ctx.emit1("Conv2dGradInput", {dy, ctx.x(1)},
                             forward_attrs_with(ctx, "input_shape", ctx.desc(ctx.x(0)).shape)));
   }
+  // Partial-channel updates compute only the leading output channels' weight / bias gradients.
   if (ctx.needs(1)) {
     const Shape& w = ctx.desc(ctx.x(1)).shape;
-    ctx.set_dx(1, ctx.emit1("Conv2dGradWeight", {ctx.x(0), dy},
-                            forward_attrs_with(ctx, "kernel", std::vector<int64_t>{w[2], w[3]})));
+    Attrs attrs = forward_attrs_with(ctx, "kernel", std::vector<int64_t>{w[2], w[3]});
+    if (ctx.leading_rows(1) > 0) attrs.set("channels", ctx.leading_rows(1));
+    ctx.set_dx(1, ctx.emit1("Conv2dGradWeight", {ctx.x(0), dy}, std::move(attrs)));
   }
-  if (ctx.needs(2)) ctx.set_dx(2, ctx.emit1("Conv2dGradBias", {dy}));
+  if (ctx.needs(2)) {
+    Attrs attrs;
+    if (ctx.leading_rows(2) > 0) attrs.set("channels", ctx.leading_rows(2));
+    ctx.set_dx(2, ctx.emit1("Conv2dGradBias", {dy}, std::move(attrs)));
+  }
   return ctx.status();
 }
 

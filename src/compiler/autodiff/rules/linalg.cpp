@@ -1,11 +1,26 @@
 // Gradient rules of the linalg family.
 #include "compiler/autodiff/grad_rule.hpp"
+#include "compiler/sparse/partial_channels.hpp"
+#include "ir/activation.hpp"
 
 namespace pock {
 namespace {
 
 Attrs transposes(bool a, bool b) {
   return Attrs{{"transpose_a", static_cast<int64_t>(a)}, {"transpose_b", static_cast<int64_t>(b)}};
+}
+
+// The leading `rows` entries of `t` along `axis`; `t` itself when rows < 0 (every row trains).
+TensorId leading(GradContext& c, TensorId t, int64_t rows, int64_t axis) {
+  return rows < 0 ? t : c.emit1("Slice", {t}, leading_slice_attrs(rows, axis));
+}
+
+// Partial-channel updates of a 2-D operand: the rows of its gradient that train come from the
+// leading entries of one factor of the gradient product, so that factor is sliced before the
+// GEMM. -1 (no slice) for a full update, or for a batched operand, whose leading dim is not a
+// matrix row (the driver slices that gradient afterwards).
+int64_t matrix_rows(GradContext& c, size_t i) {
+  return c.desc(c.x(i)).shape.size() == 2 ? c.leading_rows(i) : -1;
 }
 
 // y = op(a) op(b), op = optional transpose of the last two dims. With G = dy:
@@ -16,15 +31,19 @@ Status matmul_grad(GradContext& c) {
   const bool tb = c.attrs().get_int("transpose_b", 0) != 0;
   const TensorId a = c.x(0), b = c.x(1), g = c.dy(0);
   if (c.needs(0)) {
-    const Shape shape = c.desc(a).shape;
-    const TensorId da = ta ? c.emit1("MatMul", {b, g}, transposes(tb, true))    // op(b) Gᵀ
-                           : c.emit1("MatMul", {g, b}, transposes(false, !tb)); // G op(b)ᵀ
+    const int64_t rows = matrix_rows(c, 0);
+    const Shape shape = rows > 0 ? trained_shape(c.desc(a)) : c.desc(a).shape;
+    // a's stored rows are G's rows (ta = 0) or op(b)'s rows (ta = 1).
+    const TensorId da = ta ? c.emit1("MatMul", {leading(c, b, rows, tb ? -1 : -2), g}, transposes(tb, true))  // op(b) Gᵀ
+                           : c.emit1("MatMul", {leading(c, g, rows, -2), b}, transposes(false, !tb));          // G op(b)ᵀ
     c.set_dx(0, c.sum_to_shape(da, shape));
   }
   if (c.needs(1)) {
-    const Shape shape = c.desc(b).shape;
-    const TensorId db = tb ? c.emit1("MatMul", {g, a}, transposes(true, ta))    // Gᵀ op(a)
-                           : c.emit1("MatMul", {a, g}, transposes(!ta, false)); // op(a)ᵀ G
+    const int64_t rows = matrix_rows(c, 1);
+    const Shape shape = rows > 0 ? trained_shape(c.desc(b)) : c.desc(b).shape;
+    // b's stored rows are G's columns (tb = 1, a [N, K] weight) or op(a)'s columns (tb = 0).
+    const TensorId db = tb ? c.emit1("MatMul", {leading(c, g, rows, -1), a}, transposes(true, ta))       // Gᵀ op(a)
+                           : c.emit1("MatMul", {leading(c, a, rows, ta ? -2 : -1), g}, transposes(!ta, false)); // op(a)ᵀ G
     c.set_dx(1, c.sum_to_shape(db, shape));
   }
   return Status::ok();
@@ -32,8 +51,16 @@ Status matmul_grad(GradContext& c) {
 
 // y = x wᵀ + b over every leading dim of x.
 Status linear_grad(GradContext& c) {
+  // As for Conv2d: fusion runs after autodiff, so a fused Linear here came from a hand-built graph.
+  const std::string_view activation = c.attrs().get_string("activation", "none");
+  if (parse_activation(activation) != Activation::kNone) {
+    return Status(Code::kUnsupportedOp, "Linear '" + c.node().name + "' carries the fused activation '" +
+                                            std::string(activation) +
+                                            "', which has no gradient rule: write the activation as its own op");
+  }
   if (c.needs(0)) c.set_dx(0, c.emit1("LinearInputGrad", {c.dy(0), c.x(1)}));
-  if (c.needs(1)) c.set_dx(1, c.emit1("LinearWeightGrad", {c.dy(0), c.x(0)}));
+  // Partial-channel update of w [N, K]: rows n < k need only dy's leading k output features.
+  if (c.needs(1)) c.set_dx(1, c.emit1("LinearWeightGrad", {leading(c, c.dy(0), c.leading_rows(1), -1), c.x(0)}));
   if (c.needs(2)) {
     const Shape shape = c.desc(c.x(2)).shape;
     c.set_dx(2, c.sum_to_shape(c.dy(0), shape));

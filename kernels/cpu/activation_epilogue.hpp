@@ -1,0 +1,22 @@
+// The fused activation of Conv2d / Linear on the cpu backend (attribute "activation", see
+// ir/activation.hpp). Kernels apply it to each finished block of output while the block is still
+// in cache, so a fused op costs one pass less over memory than the separate Relu would.
+#pragma once
+#include <cstdint>
+#include <optional>
+
+#include "ir/activation.hpp"
+#include "runtime/kernel.hpp"
+
+namespace pock::cpu {
+
+// The op's activation; nullopt for a name the cpu kernels do not know (the op then declines).
+inline std::optional<Activation> activation_of(const pock_op_desc& op) {
+  const KernelCall c{&op, nullptr};
+  return parse_activation(c.attr_string("activation", "none"));
+}
+
+// y[i] = activation(y[i]) over n elements; vectorized, same values as the Relu / Relu6 kernels.
+void apply_activation_inplace(Activation activation, float* y, int64_t n);
+
+}  // namespace pock::cpu

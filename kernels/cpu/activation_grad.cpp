@@ -1,0 +1,97 @@
+// The activation gradients on the cpu backend: dx = dy * f'(v) in one vectorized loop per op,
+// split over the thread pool (activation_grad_steps.hpp). Every derivative is written as a
+// product with dy, as ref computes it, so that NaN and infinity propagate the same way; GELU and
+// SiLU use simd.hpp's exp / erf polynomials, and tanh-GELU is written through the sigmoid
+// (0.5 (1 + tanh z) = sigmoid(2z)) so that nothing cancels where tanh(z) is near -1.
+#include "kernels/cpu/activation_grad_steps.hpp"
+#include "kernels/cpu/cpu_families.hpp"
+#include "kernels/cpu/cpu_util.hpp"
+#include "kernels/cpu/simd.hpp"
+
+namespace pock::cpu {
+namespace {
+
+enum class Activation {
+  kRelu, kRelu6, kLeakyRelu, kClip, kGeluErf, kGeluTanh, kSilu, kHardSwish, kHardSigmoid, kAbs,
+  kSigmoidFromY, kTanhFromY,
+};
+
+POCK_SIMD_CLONES void derivative_times_dy(Activation op, const float* dy, const float* v, float* dx, int64_t n,
+                                          float alpha, float lo, float hi) {
+  auto loop = [&](auto d) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * d(v[i]);
+  };
+  switch (op) {
+    case Activation::kRelu: loop([](float x) { return x > 0.0f ? 1.0f : 0.0f; }); break;
+    case Activation::kRelu6: loop([](float x) { return x > 0.0f && x < 6.0f ? 1.0f : 0.0f; }); break;
+    case Activation::kLeakyRelu: loop([alpha](float x) { return x > 0.0f ? 1.0f : alpha; }); break;
+    case Activation::kClip: loop([lo, hi](float x) { return x >= lo && x <= hi ? 1.0f : 0.0f; }); break;
+    case Activation::kGeluErf:
+      // Phi(x) + x phi(x)
+      loop([](float x) {
+        return 0.5f * (1.0f + simd::erf(x * 0.70710678118654752f)) +
+               x * 0.39894228040143268f * simd::exp(-0.5f * x * x);
+      });
+      break;
+    case Activation::kGeluTanh:
+      // s + 2 x s (1 - s) k (1 + 3 c x^2), s = sigmoid(2 k (x + c x^3)), k = sqrt(2 / pi), c = 0.044715
+      loop([](float x) {
+        const float s = simd::sigmoid(1.5957691216057308f * (x + 0.044715f * x * x * x));
+        return s + 2.0f * x * s * (1.0f - s) * 0.79788456080286536f * (1.0f + 0.134145f * x * x);
+      });
+      break;
+    case Activation::kSilu:
+      loop([](float x) {
+        const float s = simd::sigmoid(x);
+        return s * (1.0f + x * (1.0f - s));
+      });
+      break;
+    case Activation::kHardSwish:
+      loop([](float x) { return x < -3.0f ? 0.0f : (x <= 3.0f ? x * (1.0f / 3.0f) + 0.5f : 1.0f); });
+      break;
+    case Activation::kHardSigmoid: loop([](float x) { return x > -3.0f && x < 3.0f ? 1.0f / 6.0f : 0.0f; }); break;
+    case Activation::kAbs: loop([](float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }); break;
+    case Activation::kSigmoidFromY: loop([](float y) { return y * (1.0f - y); }); break;
+    case Activation::kTanhFromY: loop([](float y) { return 1.0f - y * y; }); break;
+  }
+}
+
+template <Activation kOp>
+void activation_loop(const float* dy, const float* v, float* dx, int64_t n, const ActivationGradParams& p) {
+  derivative_times_dy(kOp, dy, v, dx, n, p.alpha, p.lo, p.hi);
+}
+
+template <Activation kOp>
+Status activation_grad(const KernelCall& c) {
+  return run_activation_grad(c, activation_loop<kOp>);
+}
+
+Status gelu_grad(const KernelCall& c) {
+  return run_activation_grad(c, gelu_grad_is_tanh(c) ? activation_loop<Activation::kGeluTanh>
+                                                     : activation_loop<Activation::kGeluErf>);
+}
+
+KernelDef def(const char* op, KernelFn run, bool (*accepts)(const pock_op_desc&) = activation_grad_accepts) {
+  KernelDef d{op, DType::kF32, run, kCpuScore};
+  d.accepts = accepts;
+  return d;
+}
+
+}  // namespace
+
+void register_activation_grad(KernelTable& t) {
+  t.add(def("ReluGrad", activation_grad<Activation::kRelu>));
+  t.add(def("Relu6Grad", activation_grad<Activation::kRelu6>));
+  t.add(def("LeakyReluGrad", activation_grad<Activation::kLeakyRelu>));
+  t.add(def("ClipGrad", activation_grad<Activation::kClip>));
+  t.add(def("GeluGrad", gelu_grad, gelu_grad_accepts));
+  t.add(def("SiluGrad", activation_grad<Activation::kSilu>));
+  t.add(def("HardSwishGrad", activation_grad<Activation::kHardSwish>));
+  t.add(def("HardSigmoidGrad", activation_grad<Activation::kHardSigmoid>));
+  t.add(def("AbsGrad", activation_grad<Activation::kAbs>));
+  t.add(def("SigmoidGrad", activation_grad<Activation::kSigmoidFromY>));
+  t.add(def("TanhGrad", activation_grad<Activation::kTanhFromY>));
+}
+
+}  // namespace pock::cpu

@@ -1,0 +1,36 @@
+// BatchNorm's training ops, per channel over x [N, C, inner]: BatchNormTrain (batch statistics,
+// normalize, update running statistics), BatchNormTrainGrad and BatchNormParamGrad. The traversal
+// — channels split over the pool, each channel's rows summed in f32 lanes and the rows added in
+// double — is shared by the cpu and neon backends; each brings its vector loops (BatchNormLoops).
+//
+// With xhat = (x - mean) * invstd, k = gamma * invstd and M = N * inner values per channel:
+//   dgamma = sum(dy * xhat), dbeta = sum(dy)
+//   dx = k dy - k mean(dy) - (x - mean) * k invstd^2 mean(dy * (x - mean))
+// so dx is one fused pass, a dy + b (x - mean) + c, after one pass of sums.
+#pragma once
+#include <cstdint>
+
+#include "runtime/kernel.hpp"
+
+namespace pock::cpu {
+
+struct BatchNormLoops {
+  float (*sum)(const float* x, int64_t n);
+  float (*sum_squared_deviation)(const float* x, float center, int64_t n);  // sum of (x - center)^2
+  // y = (x - center) * scale + shift
+  void (*normalize)(const float* x, float center, float scale, float shift, float* y, int64_t n);
+  // *sum_dy = sum of dy, *sum_dy_dev = sum of dy * (x - center)
+  void (*grad_sums)(const float* dy, const float* x, float center, int64_t n, float* sum_dy, float* sum_dy_dev);
+  // dx = a dy + b (x - center) + c
+  void (*combine)(const float* dy, const float* x, float center, float a, float b, float c, float* dx, int64_t n);
+};
+
+bool batch_norm_train_accepts(const pock_op_desc& op);
+bool batch_norm_train_grad_accepts(const pock_op_desc& op);
+bool batch_norm_param_grad_accepts(const pock_op_desc& op);
+
+Status run_batch_norm_train(const KernelCall& c, const BatchNormLoops& loops);
+Status run_batch_norm_train_grad(const KernelCall& c, const BatchNormLoops& loops);
+Status run_batch_norm_param_grad(const KernelCall& c, const BatchNormLoops& loops);
+
+}  // namespace pock::cpu

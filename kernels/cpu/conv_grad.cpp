@@ -1,0 +1,73 @@
+// Conv2dGradInput and Conv2dGradWeight on the cpu backend: prepare picks the first way that can
+// run the op (conv_grad_kernel.hpp): direct loops for a depthwise layer, else im2col/col2im +
+// sgemm. An op neither takes (a grouped convolution built without OpenBLAS) runs on ref.
+#include <new>
+#include <string>
+
+#include "kernels/cpu/conv_grad_kernel.hpp"
+#include "kernels/cpu/cpu_families.hpp"
+#include "kernels/cpu/cpu_util.hpp"
+
+namespace pock::cpu {
+namespace {
+
+bool grad_input_accepts(const pock_op_desc& op) {
+  ConvGeometry g;
+  return conv_grad_input_geometry(op, &g) && (g.is_depthwise() || gemm_conv_grad_available());
+}
+
+bool grad_weight_accepts(const pock_op_desc& op) {
+  ConvGeometry g;
+  int64_t channels = 0;
+  return conv_grad_weight_geometry(op, &g, &channels) && (g.is_depthwise() || gemm_conv_grad_available());
+}
+
+Status bad_shapes(const pock_op_desc& op) {
+  return Status(Code::kInvalidArgument, std::string(op.op) + " '" + op.name + "': bad shapes");
+}
+
+// Makes `kernel` the op's state; a null kernel means that no way took the op.
+Status adopt(const pock_op_desc& op, std::unique_ptr<ConvKernel> kernel, void** state) {
+  if (!kernel) return Status(Code::kMissingKernel, std::string(op.op) + " '" + op.name + "': no cpu way takes this shape");
+  *state = kernel.release();
+  return Status::ok();
+}
+
+Status grad_input_prepare(const pock_op_desc& op, void** state) {
+  ConvGeometry g;
+  if (!conv_grad_input_geometry(op, &g)) return bad_shapes(op);
+  Status status;
+  std::unique_ptr<ConvKernel> kernel = make_depthwise_conv_grad_input(op, g, cpu_depthwise_grad_loops(), &status);
+  if (!kernel && status.is_ok()) kernel = make_gemm_conv_grad_input(op, g, &status);
+  POCK_RETURN_IF_ERROR(status);
+  return adopt(op, std::move(kernel), state);
+}
+
+Status grad_weight_prepare(const pock_op_desc& op, void** state) {
+  ConvGeometry g;
+  int64_t channels = 0;
+  if (!conv_grad_weight_geometry(op, &g, &channels)) return bad_shapes(op);
+  Status status;
+  std::unique_ptr<ConvKernel> kernel = make_depthwise_conv_grad_weight(op, g, channels, cpu_depthwise_grad_loops(), &status);
+  if (!kernel && status.is_ok()) kernel = make_gemm_conv_grad_weight(op, g, channels, &status);
+  POCK_RETURN_IF_ERROR(status);
+  return adopt(op, std::move(kernel), state);
+}
+
+Status run(const KernelCall& c) { return static_cast<ConvKernel*>(c.state)->run(c); }
+void release(void* state) { delete static_cast<ConvKernel*>(state); }
+
+KernelDef def(const char* op, KernelPrepareFn prepare, bool (*accepts)(const pock_op_desc&)) {
+  KernelDef d{op, DType::kF32, run, kCpuScore, prepare, release};
+  d.accepts = accepts;
+  return d;
+}
+
+}  // namespace
+
+void register_conv_grad(KernelTable& t) {
+  t.add(def("Conv2dGradInput", grad_input_prepare, grad_input_accepts));
+  t.add(def("Conv2dGradWeight", grad_weight_prepare, grad_weight_accepts));
+}
+
+}  // namespace pock::cpu

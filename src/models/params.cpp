@@ -1,0 +1,68 @@
+#include "models/params.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <vector>
+
+namespace pock::models {
+namespace {
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// FNV-1a: a stable hash of the parameter name (std::hash may differ between standard libraries).
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+// Uniform in (0, 1]: never 0, so the Box-Muller logarithm stays finite.
+double uniform_open0(uint64_t key, uint64_t counter) {
+  return (static_cast<double>(splitmix64(key ^ splitmix64(counter)) >> 11) + 1.0) * 0x1.0p-53;
+}
+
+int64_t count(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d < 0 ? 0 : d;
+  return n;
+}
+
+}  // namespace
+
+uint64_t Params::seed_for(const std::string& name) const { return splitmix64(seed_ ^ fnv1a(name)); }
+
+std::vector<float> Params::normal_values(const std::string& name, int64_t count, double std) const {
+  const uint64_t key = seed_for(name);
+  std::vector<float> values(static_cast<size_t>(std::max<int64_t>(count, 0)));
+  for (size_t i = 0; i < values.size(); ++i) {
+    const double u1 = uniform_open0(key, 2 * i), u2 = uniform_open0(key, 2 * i + 1);
+    values[i] = static_cast<float>(std * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2));
+  }
+  return values;
+}
+
+TensorId Params::normal(const std::string& name, Shape shape, double std) {
+  const std::vector<float> values = normal_values(name, count(shape), std);
+  return b_.parameter(name, std::move(shape), values);
+}
+
+TensorId Params::uniform(const std::string& name, Shape shape, double bound) {
+  return b_.parameter_uniform(name, std::move(shape), bound, seed_for(name));
+}
+
+TensorId Params::fill(const std::string& name, Shape shape, float value) {
+  return b_.parameter_fill(name, std::move(shape), value);
+}
+
+TensorId Params::state(const std::string& name, Shape shape, float value) {
+  const std::vector<float> values(static_cast<size_t>(count(shape)), value);
+  return b_.state(name, std::move(shape), values);
+}
+
+}  // namespace pock::models

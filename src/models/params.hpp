@@ -1,0 +1,35 @@
+// Parameter creation for the model zoo. Each parameter's initial values are drawn from a stream
+// keyed by (model seed, parameter name), so adding or reordering layers never changes the values
+// of the others, and the generator (splitmix64 + Box-Muller) gives the same bits on every platform.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pock/builder.hpp"
+
+namespace pock::models {
+
+class Params {
+ public:
+  Params(ModelBuilder& builder, uint64_t seed) : b_(builder), seed_(seed) {}
+  ModelBuilder& builder() { return b_; }
+
+  // Normal(0, std): Hugging Face's Linear / Embedding init, torchvision's kaiming-normal convs.
+  TensorId normal(const std::string& name, Shape shape, double std);
+  // The values normal() would give `name`, for callers that edit them first (a padding row).
+  std::vector<float> normal_values(const std::string& name, int64_t count, double std) const;
+  // Uniform in [-bound, bound): PyTorch's default Linear init (bound 1/sqrt(fan_in)).
+  TensorId uniform(const std::string& name, Shape shape, double bound);
+  TensorId fill(const std::string& name, Shape shape, float value);
+  // Non-trainable state (BatchNorm running statistics), filled with `value`.
+  TensorId state(const std::string& name, Shape shape, float value);
+
+ private:
+  uint64_t seed_for(const std::string& name) const;
+
+  ModelBuilder& b_;
+  uint64_t seed_;
+};
+
+}  // namespace pock::models

@@ -1,0 +1,459 @@
+// The cpu backend's backward and optimizer kernels against the reference kernels, on random
+// shapes (support/backend_compare.hpp: same blob on a cpu-preferring and a ref-preferring
+// engine, binding checked, every output and every in-place update compared).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/backend_compare.hpp"
+
+using namespace pock;
+using namespace pock::test;
+using Ints = std::vector<int64_t>;
+
+namespace {
+
+const char* const kCpu = "cpu";
+const char* const kRef = "ref";
+
+// Where a kernel that needs OpenBLAS binds in this build.
+#ifdef POCK_HAVE_OPENBLAS
+const char* const kBlasBackend = kCpu;
+#else
+const char* const kBlasBackend = kRef;
+#endif
+
+void check(const OpCase& c, const std::string& expected = kCpu, int num_threads = 0) {
+  check_against_ref(kCpu, c, expected, num_threads);
+}
+
+// ---- convolution ------------------------------------------------------------------------------
+
+struct ConvShape {
+  int64_t batch, channels, height, width, out_channels, kernel_h, kernel_w, groups;
+  Ints strides, pads, dilations;
+
+  int64_t out_h() const { return (height + pads[0] + pads[2] - dilations[0] * (kernel_h - 1) - 1) / strides[0] + 1; }
+  int64_t out_w() const { return (width + pads[1] + pads[3] - dilations[1] * (kernel_w - 1) - 1) / strides[1] + 1; }
+  Shape x() const { return {batch, channels, height, width}; }
+  Shape w() const { return {out_channels, channels / groups, kernel_h, kernel_w}; }
+  Shape dy() const { return {batch, out_channels, out_h(), out_w()}; }
+  bool depthwise() const { return groups > 1 && channels == groups; }
+  Attrs attrs() const {
+    Attrs a;
+    a.set("strides", strides);
+    a.set("pads", pads);
+    a.set("dilations", dilations);
+    a.set("groups", groups);
+    return a;
+  }
+};
+
+// Direct loops take depthwise layers (no library); OpenBLAS (im2col / col2im) takes the rest.
+const char* conv_grad_backend(const ConvShape& s) { return s.depthwise() ? kCpu : kBlasBackend; }
+
+OpCase grad_input_case(const ConvShape& s, bool frozen_weight, uint32_t seed) {
+  OpCase c{"Conv2dGradInput", {input(s.dy(), seed), frozen_weight ? frozen(s.w(), seed + 1) : input(s.w(), seed + 1)},
+           s.attrs()};
+  c.attrs.set("input_shape", Ints(s.x().begin(), s.x().end()));
+  return c;
+}
+
+OpCase grad_weight_case(const ConvShape& s, int64_t channels, uint32_t seed) {
+  OpCase c{"Conv2dGradWeight", {input(s.x(), seed), input(s.dy(), seed + 1)}, s.attrs()};
+  c.attrs.set("kernel", Ints{s.kernel_h, s.kernel_w});
+  if (channels > 0) c.attrs.set("channels", channels);
+  return c;
+}
+
+std::vector<ConvShape> conv_shapes(std::mt19937& gen) {
+  const int64_t h = random_dim(gen, 5, 15), w = random_dim(gen, 5, 15), c = 2 * random_dim(gen, 1, 4);
+  return {
+      {1, c, h, w, 8, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}},      // same padding
+      {2, c, h, w, 5, 3, 3, 1, {2, 2}, {1, 1, 0, 0}, {1, 1}},      // strided, asymmetric padding
+      {2, c, h, w, 6, 1, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}},      // pointwise: GEMM on the planes
+      {1, c, h, w, 4, 1, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}},      // strided pointwise
+      {2, c, h, w, 6, 3, 3, 2, {1, 1}, {1, 1, 1, 1}, {1, 1}},      // grouped
+      {1, c, h, w, 4, 3, 3, 1, {1, 1}, {2, 2, 2, 2}, {2, 2}},      // dilated
+      {1, c, h, w, 3, 5, 3, 1, {1, 2}, {2, 1, 2, 1}, {1, 1}},      // rectangular kernel, mixed strides
+      {2, c, h, w, c, 3, 3, c, {1, 1}, {1, 1, 1, 1}, {1, 1}},      // depthwise
+      {1, c, h, w, c, 3, 3, c, {2, 2}, {1, 1, 1, 1}, {1, 1}},      // depthwise, strided
+      {2, c, h, w, 2 * c, 5, 5, c, {1, 1}, {2, 2, 2, 2}, {1, 1}},  // depthwise, multiplier 2
+      {1, c, h, w, c, 3, 3, c, {1, 2}, {0, 2, 1, 0}, {2, 1}},      // depthwise, dilated, odd padding
+      {1, c, h, w, c, 7, 7, c, {3, 3}, {3, 3, 3, 3}, {1, 1}},      // depthwise, stride 3
+  };
+}
+
+}  // namespace
+
+TEST_CASE("cpu Conv2dGradInput matches ref: strided, padded, dilated, grouped, depthwise", "[ops][cpu][grad]") {
+  std::mt19937 gen(11);
+  uint32_t seed = 1100;
+  for (int trial = 0; trial < 2; ++trial) {
+    for (const ConvShape& s : conv_shapes(gen)) {
+      for (bool frozen_weight : {false, true}) {
+        INFO((frozen_weight ? "frozen weight" : "live weight"));
+        check(grad_input_case(s, frozen_weight, seed += 2), conv_grad_backend(s));
+      }
+    }
+  }
+  // MobileNet-sized layers, once on one thread.
+  const ConvShape depthwise{2, 32, 28, 28, 32, 3, 3, 32, {1, 1}, {1, 1, 1, 1}, {1, 1}};
+  const ConvShape pointwise{2, 16, 14, 14, 24, 1, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}};
+  const ConvShape dense{2, 8, 16, 16, 16, 3, 3, 1, {2, 2}, {1, 1, 1, 1}, {1, 1}};
+  for (const ConvShape& s : {depthwise, pointwise, dense}) {
+    check(grad_input_case(s, false, seed += 2), conv_grad_backend(s));
+    check(grad_input_case(s, false, seed += 2), conv_grad_backend(s), 1);
+  }
+}
+
+TEST_CASE("cpu Conv2dGradWeight matches ref, all channels and the first k", "[ops][cpu][grad]") {
+  std::mt19937 gen(12);
+  uint32_t seed = 1200;
+  for (int trial = 0; trial < 2; ++trial) {
+    for (const ConvShape& s : conv_shapes(gen)) {
+      check(grad_weight_case(s, 0, seed += 2), conv_grad_backend(s));
+      // Partial-channel updates: a k that ends inside a group, and k = 1.
+      const int64_t k = random_dim(gen, 1, s.out_channels);
+      INFO("channels " << k);
+      check(grad_weight_case(s, k, seed += 2), conv_grad_backend(s));
+      check(grad_weight_case(s, 1, seed += 2), conv_grad_backend(s));
+    }
+  }
+  const ConvShape depthwise{4, 32, 28, 28, 32, 3, 3, 32, {2, 2}, {1, 1, 1, 1}, {1, 1}};
+  const ConvShape dense{4, 8, 16, 16, 16, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}};
+  for (const ConvShape& s : {depthwise, dense}) {
+    check(grad_weight_case(s, 0, seed += 2), conv_grad_backend(s));
+    check(grad_weight_case(s, s.out_channels / 4, seed += 2), conv_grad_backend(s), 1);
+  }
+}
+
+TEST_CASE("cpu Conv2dGradBias and SumToShape match ref on the patterns backward passes use", "[ops][cpu][grad]") {
+  std::mt19937 gen(13);
+  uint32_t seed = 1300;
+  for (int trial = 0; trial < 3; ++trial) {
+    const int64_t n = random_dim(gen, 1, 4), c = random_dim(gen, 1, 20), h = random_dim(gen, 1, 9), w = random_dim(gen, 1, 9);
+    check({"Conv2dGradBias", {input({n, c, h, w}, ++seed)}});
+    check({"Conv2dGradBias", {input({n, c, h, w}, ++seed)}, {{"channels", random_dim(gen, 1, c)}}});
+    check({"Conv2dGradBias", {input({n, c}, ++seed)}});  // no spatial axes: column sums
+
+    auto sum_to = [&](Shape from, Ints to, const std::string& expected = kCpu) {
+      INFO("to " << shape_str(to));
+      check({"SumToShape", {input(std::move(from), ++seed)}, {{"shape", to}}}, expected);
+    };
+    sum_to({n, c, h, w}, {1, c, 1, 1});  // per-channel scale
+    sum_to({n, c, h, w}, {c, 1, 1});     // missing leading dim
+    sum_to({n * h, w}, {w});             // bias row
+    sum_to({n, h, w}, {1, 1, w});
+    sum_to({n, h, w}, {h, 1});           // a middle dim
+    sum_to({n, h, w}, {n, 1, 1});        // leading dim kept
+    sum_to({n, c, h, w}, {1});           // everything
+    sum_to({n, c, h, w}, {});            // everything, rank 0
+    sum_to({n, c, h, w}, {n, c, h, w});  // nothing: a copy
+    sum_to({2, 3, 4}, {2, 1, 4}, kRef);  // a summed dim between kept ones: not handled here
+  }
+  // Large enough for the thread pool, and rows longer than one f32 piece.
+  check({"SumToShape", {input({300, 257}, 1)}, {{"shape", Ints{257}}}});
+  check({"SumToShape", {input({4, 64, 30, 30}, 2)}, {{"shape", Ints{1, 64, 1, 1}}}});
+  check({"SumToShape", {input({100000}, 3)}, {{"shape", Ints{1}}}});
+  check({"Conv2dGradBias", {input({8, 32, 24, 24}, 4)}}, kCpu, 1);
+}
+
+namespace {
+
+int64_t pool_extent(int64_t input, int64_t kernel, int64_t stride, int64_t pad_begin, int64_t pad_end, bool ceil_mode) {
+  const int64_t padded = input + pad_begin + pad_end;
+  if (!ceil_mode) return (padded - kernel) / stride + 1;
+  int64_t out = (padded - kernel + stride - 1) / stride + 1;
+  if ((out - 1) * stride >= input + pad_begin) --out;
+  return out;
+}
+
+struct PoolShape {
+  Shape x;
+  Ints kernel, strides, pads;
+  bool ceil_mode;
+  Shape dy() const {
+    return {x[0], x[1], pool_extent(x[2], kernel[0], strides[0], pads[0], pads[2], ceil_mode),
+            pool_extent(x[3], kernel[1], strides[1], pads[1], pads[3], ceil_mode)};
+  }
+  Attrs attrs() const {
+    Attrs a;
+    a.set("kernel", kernel);
+    a.set("strides", strides);
+    a.set("pads", pads);
+    a.set("ceil_mode", int64_t{ceil_mode});
+    return a;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("cpu MaxPool2dGrad and AvgPool2dGrad match ref", "[ops][cpu][grad]") {
+  std::mt19937 gen(14);
+  uint32_t seed = 1400;
+  for (int trial = 0; trial < 3; ++trial) {
+    const Shape x{random_dim(gen, 1, 3), random_dim(gen, 1, 6), random_dim(gen, 4, 15), random_dim(gen, 4, 15)};
+    const std::vector<PoolShape> shapes = {
+        {x, {2, 2}, {2, 2}, {0, 0, 0, 0}, false},
+        {x, {3, 3}, {2, 2}, {1, 1, 1, 1}, false},  // overlapping windows
+        {x, {3, 3}, {2, 2}, {1, 1, 1, 1}, true},   // ceil_mode: a partial last window
+        {x, {3, 2}, {1, 2}, {1, 0, 0, 1}, false},  // rectangular, asymmetric padding
+        {x, {x[2], x[3]}, {1, 1}, {0, 0, 0, 0}, false},  // global pooling
+    };
+    for (const PoolShape& s : shapes) {
+      check({"MaxPool2dGrad", {input(s.dy(), ++seed), input(s.x, ++seed)}, s.attrs()});
+      for (int64_t include_pad : {0, 1}) {
+        OpCase c{"AvgPool2dGrad", {input(s.dy(), ++seed)}, s.attrs()};
+        c.attrs.set("input_shape", Ints(s.x.begin(), s.x.end()));
+        c.attrs.set("count_include_pad", include_pad);
+        check(c);
+      }
+    }
+  }
+}
+
+TEST_CASE("cpu BatchNormTrain, BatchNormTrainGrad and BatchNormParamGrad match ref", "[ops][cpu][grad]") {
+  std::mt19937 gen(15);
+  uint32_t seed = 1500;
+  for (int trial = 0; trial < 4; ++trial) {
+    const Shape x = trial == 3 ? Shape{random_dim(gen, 2, 16), random_dim(gen, 1, 40)}
+                               : Shape{random_dim(gen, 1, 4), random_dim(gen, 1, 12), random_dim(gen, 1, 9), random_dim(gen, 2, 9)};
+    const Shape ch{x[1]};
+    // Offset inputs: a mean far from zero catches a one-pass variance.
+    OpCase train{"BatchNormTrain",
+                 {input(x, ++seed, 2.0f, 4.0f), input(ch, ++seed), input(ch, ++seed), input(ch, ++seed),
+                  input(ch, ++seed, 0.5f, 2.0f)},
+                 {{"eps", 1e-3}, {"momentum", 0.2}}};
+    train.updated_inputs = {3, 4};  // running mean and variance
+    check(train);
+
+    const Operand mean = input(ch, ++seed, 2.5f, 3.5f), invstd = input(ch, ++seed, 0.5f, 2.0f);
+    check({"BatchNormTrainGrad", {input(x, ++seed), input(x, ++seed, 2.0f, 4.0f), mean, invstd, input(ch, ++seed)}});
+    check({"BatchNormTrainGrad", {input(x, ++seed), input(x, ++seed, 2.0f, 4.0f), mean, invstd}});  // no gamma
+    check({"BatchNormParamGrad", {input(x, ++seed), input(x, ++seed, 2.0f, 4.0f), mean, invstd}});
+  }
+  // Planes longer than one f32 piece, channels split over the pool.
+  const Shape big{2, 16, 64, 72};
+  OpCase train{"BatchNormTrain",
+               {input(big, 1), input({16}, 2), input({16}, 3), input({16}, 4), input({16}, 5, 0.5f, 2.0f)}};
+  train.updated_inputs = {3, 4};
+  check(train);
+  check({"BatchNormTrainGrad", {input(big, 6), input(big, 7), input({16}, 8), input({16}, 9, 0.5f, 2.0f), input({16}, 10)}});
+}
+
+TEST_CASE("cpu BatchNormTrain fails cleanly with one value per channel", "[ops][cpu][grad]") {
+  const OpCase c{"BatchNormTrain", {input({1, 3}, 1), input({3}, 2), input({3}, 3), input({3}, 4), input({3}, 5, 0.5f, 1.0f)}};
+  BoundCase cpu = BoundCase::open(c, kCpu);
+  CHECK(cpu.backend_of("BatchNormTrain") == kCpu);
+  CHECK_FALSE(cpu.try_infer().is_ok());
+}
+
+TEST_CASE("cpu LayerNormGrad and RMSNormGrad match ref", "[ops][cpu][grad]") {
+  std::mt19937 gen(16);
+  uint32_t seed = 1600;
+  for (int trial = 0; trial < 4; ++trial) {
+    const int64_t rows = random_dim(gen, 1, 40), width = random_dim(gen, 1, 200);
+    const Shape x{rows, width}, r{rows}, f{width};
+    const Operand mean = input(r, ++seed, 2.5f, 3.5f), invstd = input(r, ++seed, 0.5f, 2.0f);
+    check({"LayerNormGrad", {input(x, ++seed), input(x, ++seed, 2.0f, 4.0f), mean, invstd, input(f, ++seed)}});
+    check({"LayerNormGrad", {input(x, ++seed), input(x, ++seed, 2.0f, 4.0f), mean, invstd}});  // no gamma
+    check({"RMSNormGrad", {input(x, ++seed), input(x, ++seed), invstd, input(f, ++seed)}});
+    check({"RMSNormGrad", {input(x, ++seed), input(x, ++seed), invstd}});
+  }
+  // Normalizing the last two dims (axis -2 / 1).
+  check({"LayerNormGrad",
+         {input({3, 4, 5}, 1), input({3, 4, 5}, 2), input({3}, 3), input({3}, 4, 0.5f, 2.0f), input({4, 5}, 5)},
+         {{"axis", int64_t{-2}}}});
+  check({"RMSNormGrad", {input({3, 4, 5}, 6), input({3, 4, 5}, 7), input({3}, 8, 0.5f, 2.0f), input({4, 5}, 9)},
+         {{"axis", int64_t{1}}}});
+  // Rows split over the pool; features split over the pool for dgamma.
+  check({"LayerNormGrad",
+         {input({512, 96}, 10), input({512, 96}, 11), input({512}, 12), input({512}, 13, 0.5f, 2.0f), input({96}, 14)}});
+  check({"RMSNormGrad", {input({64, 2048}, 15), input({64, 2048}, 16), input({64}, 17, 0.5f, 2.0f), input({2048}, 18)}});
+}
+
+TEST_CASE("cpu SoftmaxGrad and LogSoftmaxGrad match ref on the last axis", "[ops][cpu][grad]") {
+  std::mt19937 gen(17);
+  uint32_t seed = 1700;
+  for (int trial = 0; trial < 4; ++trial) {
+    const Shape s{random_dim(gen, 1, 3), random_dim(gen, 1, 40), random_dim(gen, 1, 300)};
+    check({"SoftmaxGrad", {input(s, ++seed), input(s, ++seed, 0.0f, 1.0f)}});
+    check({"LogSoftmaxGrad", {input(s, ++seed), input(s, ++seed, -12.0f, 0.0f)}, {{"axis", int64_t{2}}}});
+  }
+  check({"SoftmaxGrad", {input({2, 5, 1}, 1), input({2, 5, 1}, 2, 0.0f, 1.0f)}, {{"axis", int64_t{1}}}});  // trailing 1
+  check({"LogSoftmaxGrad", {input({600, 128}, 3), input({600, 128}, 4, -12.0f, 0.0f)}});                  // thread pool
+  check({"SoftmaxGrad", {input({4, 6}, 5), input({4, 6}, 6, 0.0f, 1.0f)}, {{"axis", int64_t{0}}}}, kRef);  // strided axis
+}
+
+TEST_CASE("cpu activation gradients match ref", "[ops][cpu][grad]") {
+  std::mt19937 gen(18);
+  uint32_t seed = 1800;
+  struct Activation {
+    const char* op;
+    float lo, hi;  // the forward value's range: past every kink and saturation
+    Attrs attrs;
+  };
+  const std::vector<Activation> activations = {
+      {"ReluGrad", -3.0f, 3.0f, {}},
+      {"Relu6Grad", -3.0f, 9.0f, {}},
+      {"LeakyReluGrad", -3.0f, 3.0f, {{"alpha", 0.2}}},
+      {"ClipGrad", -3.0f, 3.0f, {{"min", -1.0}, {"max", 2.0}}},
+      {"ClipGrad", -3.0f, 3.0f, {{"max", 0.5}}},
+      {"GeluGrad", -8.0f, 8.0f, {}},
+      {"GeluGrad", -8.0f, 8.0f, {{"approximate", std::string("tanh")}}},
+      {"SiluGrad", -12.0f, 12.0f, {}},
+      {"HardSwishGrad", -5.0f, 5.0f, {}},
+      {"HardSigmoidGrad", -5.0f, 5.0f, {}},
+      {"AbsGrad", -2.0f, 2.0f, {}},
+      {"SigmoidGrad", 0.0f, 1.0f, {}},
+      {"TanhGrad", -1.0f, 1.0f, {}},
+  };
+  for (const Activation& a : activations) {
+    for (int trial = 0; trial < 3; ++trial) {
+      const Shape shape{random_dim(gen, 1, 5), random_dim(gen, 1, 333)};  // odd sizes exercise loop tails
+      check({a.op, {input(shape, ++seed), input(shape, ++seed, a.lo, a.hi)}, a.attrs});
+    }
+    check({a.op, {input({41000}, ++seed), input({41000}, ++seed, a.lo, a.hi)}, a.attrs});  // thread pool
+  }
+  // Extremes saturate instead of overflowing; NaN passes through as in ref.
+  const std::vector<float> extremes = {-200.0f, -90.0f, 90.0f, 200.0f, NAN, -0.0f, 0.0f};
+  const Shape n{static_cast<int64_t>(extremes.size())};
+  for (const Activation& a : activations) check({a.op, {input(n, ++seed), values(n, extremes)}, a.attrs});
+}
+
+TEST_CASE("cpu LinearInputGrad and LinearWeightGrad match ref", "[ops][cpu][grad]") {
+  std::mt19937 gen(19);
+  uint32_t seed = 1900;
+  for (int trial = 0; trial < 4; ++trial) {
+    const int64_t rows = random_dim(gen, 1, 30), n = random_dim(gen, 1, 50), k = random_dim(gen, 1, 90);
+    check({"LinearInputGrad", {input({rows, n}, ++seed), input({n, k}, ++seed)}}, kBlasBackend);
+    check({"LinearInputGrad", {input({2, rows, n}, ++seed), frozen({n, k}, ++seed)}}, kBlasBackend);
+    check({"LinearWeightGrad", {input({rows, n}, ++seed), input({rows, k}, ++seed)}}, kBlasBackend);
+    check({"LinearWeightGrad", {input({3, rows, n}, ++seed), input({3, rows, k}, ++seed)}}, kBlasBackend);
+  }
+}
+
+namespace {
+
+std::vector<int64_t> random_labels(std::mt19937& gen, int64_t count, int64_t classes, int64_t ignore_every = 0) {
+  std::vector<int64_t> labels(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    labels[static_cast<size_t>(i)] = ignore_every && i % ignore_every == 1 ? -100 : random_dim(gen, 0, classes - 1);
+  }
+  return labels;
+}
+
+}  // namespace
+
+TEST_CASE("cpu SoftmaxCrossEntropy and its gradient match ref", "[ops][cpu][grad]") {
+  std::mt19937 gen(20);
+  uint32_t seed = 2000;
+  for (int trial = 0; trial < 4; ++trial) {
+    const int64_t rows = random_dim(gen, 1, 30), classes = random_dim(gen, 2, 300);
+    const Operand logits = input({rows, classes}, ++seed, -8.0f, 8.0f);
+    const Operand labels = int64s({rows}, random_labels(gen, rows, classes, trial % 2 ? 3 : 0));
+    for (double smoothing : {0.0, 0.1}) {
+      const Attrs attrs{{"label_smoothing", smoothing}};
+      check({"SoftmaxCrossEntropy", {logits, labels}, attrs});
+      check({"SoftmaxCrossEntropyGrad", {input({}, ++seed, 0.5f, 2.0f), logits, labels}, attrs});
+    }
+  }
+  // [N, S, C] logits, rows split over the pool; large logits shift exactly.
+  const Operand logits = input({4, 64, 500}, 1, 990.0f, 1000.0f);
+  const Operand labels = int64s({4, 64}, random_labels(gen, 256, 500, 5));
+  check({"SoftmaxCrossEntropy", {logits, labels}});
+  check({"SoftmaxCrossEntropyGrad", {values({}, {1.0f}), logits, labels}});
+}
+
+TEST_CASE("cpu SoftmaxCrossEntropy rejects a label outside the classes", "[ops][cpu][grad]") {
+  for (const char* op : {"SoftmaxCrossEntropy", "SoftmaxCrossEntropyGrad"}) {
+    OpCase c{op, {input({3, 4}, 1), int64s({3}, {0, 4, 1})}};
+    if (std::string(op) == "SoftmaxCrossEntropyGrad") c.inputs.insert(c.inputs.begin(), values({}, {1.0f}));
+    BoundCase cpu = BoundCase::open(c, kCpu);
+    CHECK(cpu.backend_of(op) == kCpu);
+    const Status s = cpu.try_infer();
+    CHECK_FALSE(s.is_ok());
+    CHECK(s.message().find("label 4") != std::string::npos);
+  }
+}
+
+namespace {
+
+// (param, grad, step, state...) for an update op; `updated` lists what the op writes in place.
+OpCase update_case(const char* op, const Shape& shape, int64_t step, int state_count, bool clip, Attrs attrs,
+                   uint32_t seed) {
+  OpCase c{op, {input(shape, seed), input(shape, seed + 1), int64s({}, {step})}, std::move(attrs)};
+  c.updated_inputs = {0, 1};
+  for (int i = 0; i < state_count; ++i) {
+    // Adam's second moment must be >= 0; momentum buffers and first moments may be anything.
+    const bool second_moment = std::string(op) == "AdamUpdate" && i == 1;
+    c.inputs.push_back(input(shape, seed + 2 + static_cast<uint32_t>(i), second_moment ? 0.0f : -1.0f, 1.0f));
+    c.updated_inputs.push_back(3 + i);
+  }
+  if (clip) {
+    if (state_count == 0) c.inputs.push_back(omitted());
+    c.inputs.push_back(values({}, {0.25f}));
+  }
+  // An update moves the parameter by lr * O(1): compare it at f32 precision, not at 1e-4.
+  c.tolerance = 2e-6;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("cpu SgdUpdate and AdamUpdate match ref", "[ops][cpu][optimizer]") {
+  std::mt19937 gen(21);
+  uint32_t seed = 2100;
+  const Attrs cosine{{"schedule", std::string("cosine")}, {"warmup_steps", int64_t{2}}, {"total_steps", int64_t{10}}};
+  for (int trial = 0; trial < 3; ++trial) {
+    const Shape shape{random_dim(gen, 1, 7), random_dim(gen, 1, 300)};
+    check(update_case("SgdUpdate", shape, 1, 0, false, {{"lr", 0.3}}, seed += 5));
+    check(update_case("SgdUpdate", shape, 3, 0, true, {{"lr", 0.3}, {"weight_decay", 0.1}}, seed += 5));
+    check(update_case("SgdUpdate", shape, 2, 1, false, {{"lr", 0.3}, {"momentum", 0.9}}, seed += 5));
+    check(update_case("SgdUpdate", shape, 5, 1, true,
+                      {{"lr", 0.3}, {"momentum", 0.9}, {"nesterov", int64_t{1}}, {"weight_decay", 0.01}}, seed += 5));
+    // Gradient accumulation: step 4 of accumulation 2 updates (and clears the accumulator),
+    // step 3 only accumulates.
+    check(update_case("SgdUpdate", shape, 4, 1, false, {{"lr", 0.3}, {"momentum", 0.5}, {"accumulation", int64_t{2}}},
+                      seed += 5));
+    check(update_case("SgdUpdate", shape, 3, 1, false, {{"lr", 0.3}, {"momentum", 0.5}, {"accumulation", int64_t{2}}},
+                      seed += 5));
+    Attrs sgd_cosine = cosine;
+    sgd_cosine.set("lr", 0.5);
+    check(update_case("SgdUpdate", shape, 7, 0, false, sgd_cosine, seed += 5));
+
+    check(update_case("AdamUpdate", shape, 1, 2, false, {{"lr", 0.1}}, seed += 5));
+    check(update_case("AdamUpdate", shape, 6, 2, true, {{"lr", 0.1}, {"weight_decay", 0.1}}, seed += 5));
+    check(update_case("AdamUpdate", shape, 3, 2, false,
+                      {{"lr", 0.1}, {"weight_decay", 0.1}, {"decoupled", int64_t{1}}, {"beta1", 0.8}, {"eps", 1e-6}},
+                      seed += 5));
+    check(update_case("AdamUpdate", shape, 6, 2, true, {{"lr", 0.1}, {"accumulation", int64_t{3}}}, seed += 5));
+    Attrs adam_cosine = cosine;
+    adam_cosine.set("lr", 0.1);
+    check(update_case("AdamUpdate", shape, 2, 2, false, adam_cosine, seed += 5));
+  }
+  // Large enough for the thread pool.
+  check(update_case("AdamUpdate", {300, 257}, 4, 2, false, {{"lr", 0.1}, {"decoupled", int64_t{1}}, {"weight_decay", 0.05}}, 1));
+  check(update_case("SgdUpdate", {70000}, 2, 1, false, {{"lr", 0.3}, {"momentum", 0.9}}, 2));
+}
+
+TEST_CASE("cpu AccumulateGrad and GlobalNormClipScale match ref", "[ops][cpu][optimizer]") {
+  std::mt19937 gen(22);
+  uint32_t seed = 2200;
+  for (int trial = 0; trial < 3; ++trial) {
+    const Shape shape{random_dim(gen, 1, 7), random_dim(gen, 1, 300)};
+    OpCase acc{"AccumulateGrad", {input(shape, ++seed), input(shape, ++seed)}};
+    acc.updated_inputs = {0};
+    check(acc);
+    // Norms above and below max_norm: the clamp to 1 and the scaled case.
+    for (double max_norm : {0.5, 1e4}) {
+      check({"GlobalNormClipScale", {input(shape, ++seed), input({random_dim(gen, 1, 50)}, ++seed), input({}, ++seed)},
+             {{"max_norm", max_norm}, {"grad_scale", 0.5}}});
+    }
+  }
+  check({"GlobalNormClipScale", {input({100000}, 1)}, {{"max_norm", 1.0}}});
+}
