@@ -8,7 +8,7 @@ set -euo pipefail
 
 PACKAGES=(
   # toolchain
-  cmake ninja-build g++ ccache
+  cmake ninja-build g++ ccache pkg-config
   # core: blob program section, checksums, recipes, tensor math, tests
   libflatbuffers-dev flatbuffers-compiler zlib1g-dev nlohmann-json3-dev libeigen3-dev catch2
   # fast CPU kernels

@@ -17,17 +17,21 @@ bool same_elements(const pock_tensor_desc& a, const pock_tensor_desc& b) {
   return is_f32(a) && is_f32(b) && numel(a) == numel(b);
 }
 
+// Optimizer state covers what the gradient (input 1) covers: under a partial-channel update, the
+// parameter's leading rows only.
 bool optional_state_fits(const pock_op_desc& op, int i) {
-  return i >= op.num_inputs || !is_present(op.inputs[i]) || same_elements(op.inputs[i], op.inputs[0]);
+  return i >= op.num_inputs || !is_present(op.inputs[i]) || same_elements(op.inputs[i], op.inputs[1]);
 }
 
 bool optional_scalar_fits(const pock_op_desc& op, int i) {
   return i >= op.num_inputs || !is_present(op.inputs[i]) || (is_f32(op.inputs[i]) && numel(op.inputs[i]) == 1);
 }
 
+// The gradient is the parameter's shape, or its leading rows (partial-channel update): the update
+// then covers the parameter's first numel(gradient) elements.
 bool update_fits(const pock_op_desc& op) {
-  return op.num_inputs >= 3 && same_elements(op.inputs[0], op.inputs[1]) && op.inputs[2].dtype == POCK_I64 &&
-         numel(op.inputs[2]) == 1;
+  return op.num_inputs >= 3 && is_f32(op.inputs[0]) && is_f32(op.inputs[1]) &&
+         numel(op.inputs[1]) <= numel(op.inputs[0]) && op.inputs[2].dtype == POCK_I64 && numel(op.inputs[2]) == 1;
 }
 
 const float* optional_input(const KernelCall& c, int i) {
@@ -109,7 +113,7 @@ Status run_sgd_update(const KernelCall& c, const OptimizerLoops& loops) {
   float* p = c.inout_data<float>(0);
   float* grad = c.inout_data<float>(1);
   float* buf = s.momentum != 0.0f && c.num_inputs() > 3 && c.has_input(3) ? c.inout_data<float>(3) : nullptr;
-  for_chunks(c, numel(c.in(0)), [&](int64_t at, int64_t n) { loops.sgd(p + at, grad + at, buf ? buf + at : nullptr, n, s); });
+  for_chunks(c, numel(c.in(1)), [&](int64_t at, int64_t n) { loops.sgd(p + at, grad + at, buf ? buf + at : nullptr, n, s); });
   return Status::ok();
 }
 
@@ -134,7 +138,7 @@ Status run_adam_update(const KernelCall& c, const OptimizerLoops& loops) {
   float* grad = c.inout_data<float>(1);
   float* m = c.inout_data<float>(3);
   float* v = c.inout_data<float>(4);
-  for_chunks(c, numel(c.in(0)), [&](int64_t at, int64_t n) { loops.adam(p + at, grad + at, m + at, v + at, n, s); });
+  for_chunks(c, numel(c.in(1)), [&](int64_t at, int64_t n) { loops.adam(p + at, grad + at, m + at, v + at, n, s); });
   return Status::ok();
 }
 

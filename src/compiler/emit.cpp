@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "compiler/backend_choice.hpp"
 #include "compiler/memplan/planner.hpp"
 #include "ir/op_schema.hpp"
 
@@ -11,6 +12,9 @@ namespace pock {
 namespace {
 
 uint64_t align64(uint64_t v) { return (v + 63) / 64 * 64; }
+
+// One letter per Phase, in enum order: the metadata's "op_phases" string (docs/blob-format.md).
+char phase_letter(Phase phase) { return "FLBU"[static_cast<int>(phase)]; }
 
 }  // namespace
 
@@ -119,6 +123,7 @@ Status emit_program(const TrainingProgram& program, const CompileOptions& option
   spec->ops.clear();
   spec->functions.clear();
   spec->arena_bytes = 0;
+  std::string op_phases;  // by op index, for FLOP accounting and per-phase profiles (pockc inspect, bench)
   for (size_t f = 0; f < program.functions.size(); ++f) {
     const FunctionDef& fn = program.functions[f];
     FunctionSpec fs;
@@ -135,7 +140,6 @@ Status emit_program(const TrainingProgram& program, const CompileOptions& option
       op.op = n.op;
       op.name = n.name;
       op.attrs = n.attrs;
-      op.backend = options.backend;
       for (TensorId id : n.inputs) {
         const int32_t t = id == kNoTensor ? -1 : remap[id];
         op.inputs.push_back(t);
@@ -158,6 +162,7 @@ Status emit_program(const TrainingProgram& program, const CompileOptions& option
         }
       }
       fs.ops.push_back(static_cast<uint32_t>(spec->ops.size()));
+      op_phases.push_back(phase_letter(n.phase));
       spec->ops.push_back(std::move(op));
     }
     // In-place elementwise: an output takes its input's buffer when the input dies at that op.
@@ -221,6 +226,9 @@ Status emit_program(const TrainingProgram& program, const CompileOptions& option
     spec->functions.push_back(std::move(fs));
   }
 
+  BackendChoiceSummary backends;
+  POCK_RETURN_IF_ERROR(choose_backends(options, spec, &backends));
+
   nlohmann::json j;
   j["producer"] = "pockc 0.1";
   j["memory"] = {{"weights_bytes", rep.weights_bytes},
@@ -230,6 +238,12 @@ Status emit_program(const TrainingProgram& program, const CompileOptions& option
                  {"arena_peak_bytes", rep.arena_peak_bytes},
                  {"arena_lower_bound_bytes", rep.arena_lower_bound_bytes},
                  {"persistent_bytes", rep.persistent_bytes}};
+  j["op_phases"] = op_phases;
+  j["backend_choice"] = {{"profile", backends.profile},
+                         {"profiled_ops", backends.profiled},
+                         {"requested_ops", backends.requested},
+                         {"heuristic_ops", backends.heuristic},
+                         {"undecided_ops", backends.undecided}};
   if (!program.metadata.empty()) {
     auto extra = nlohmann::json::parse(program.metadata, nullptr, false);
     if (!extra.is_discarded()) j["source"] = extra;

@@ -22,9 +22,10 @@ uint64_t fnv1a(const std::string& s) {
   return h;
 }
 
-// Uniform in (0, 1]: never 0, so the Box-Muller logarithm stays finite.
+// Uniform in (0, 1]: never 0, so the Box-Muller logarithm stays finite. Counter-based splitmix64
+// (the stream state after `counter` steps from `key`), so any element is computable on its own.
 double uniform_open0(uint64_t key, uint64_t counter) {
-  return (static_cast<double>(splitmix64(key ^ splitmix64(counter)) >> 11) + 1.0) * 0x1.0p-53;
+  return (static_cast<double>(splitmix64(key + counter * 0x9E3779B97F4A7C15ull) >> 11) + 1.0) * 0x1.0p-53;
 }
 
 int64_t count(const Shape& shape) {
@@ -40,9 +41,12 @@ uint64_t Params::seed_for(const std::string& name) const { return splitmix64(see
 std::vector<float> Params::normal_values(const std::string& name, int64_t count, double std) const {
   const uint64_t key = seed_for(name);
   std::vector<float> values(static_cast<size_t>(std::max<int64_t>(count, 0)));
-  for (size_t i = 0; i < values.size(); ++i) {
-    const double u1 = uniform_open0(key, 2 * i), u2 = uniform_open0(key, 2 * i + 1);
-    values[i] = static_cast<float>(std * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2));
+  // Box-Muller: each pair of uniforms gives two independent normals (cos and sin branches).
+  for (size_t i = 0; i < values.size(); i += 2) {
+    const double radius = std * std::sqrt(-2.0 * std::log(uniform_open0(key, i)));
+    const double angle = 2.0 * std::numbers::pi * uniform_open0(key, i + 1);
+    values[i] = static_cast<float>(radius * std::cos(angle));
+    if (i + 1 < values.size()) values[i + 1] = static_cast<float>(radius * std::sin(angle));
   }
   return values;
 }

@@ -1,5 +1,6 @@
 #include "runtime/engine_core.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -162,9 +163,12 @@ Status EngineCore::bind_ops() {
 }
 
 Status EngineCore::run(const Function& fn) {
+  using Clock = std::chrono::steady_clock;
   for (uint32_t index : fn.ops) {
     BoundOp& b = ops_[index];
+    const Clock::time_point start = op_timing_ ? Clock::now() : Clock::time_point{};
     const pock_status s = b.backend->execute_op(b.backend->context, b.handle, &b.desc);
+    if (op_timing_) op_time_ns_[index] = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
     if (s != POCK_OK) {
       return Status(static_cast<Code>(s), std::string("op ") + b.desc.op + " '" + b.desc.name + "' failed on backend " +
                                               b.backend->name + ": " + b.backend->last_error(b.backend->context));
@@ -331,6 +335,11 @@ std::vector<std::string> EngineCore::op_backends() const {
   std::vector<std::string> out;
   for (const BoundOp& b : ops_) out.push_back(b.backend ? b.backend->name : "");
   return out;
+}
+
+void EngineCore::set_op_timing(bool enabled) {
+  op_timing_ = enabled;
+  op_time_ns_.assign(enabled ? ops_.size() : 0, 0);
 }
 
 std::vector<std::string> EngineCore::parameter_names() const {

@@ -51,6 +51,12 @@ class EngineCore {
   std::vector<std::string> op_backends() const;  // backend bound to each op
   std::vector<std::string> parameter_names() const;
 
+  // Per-op timing for profilers (`pockc bench --per-op`). Off by default, and then run() reads no
+  // clock. Turning it on sizes the buffer once, here, so a timed step still allocates nothing.
+  void set_op_timing(bool enabled);
+  // Wall time in nanoseconds of each op's latest execution, by op index (0: not run since enabled).
+  const std::vector<int64_t>& op_time_ns() const { return op_time_ns_; }
+
  private:
   struct BoundOp {
     pock_op_desc desc{};
@@ -88,6 +94,8 @@ class EngineCore {
   std::vector<int32_t> trainable_;
   int infer_fn_ = -1, train_fn_ = -1, eval_fn_ = -1;
   int64_t* step_ = nullptr;
+  bool op_timing_ = false;
+  std::vector<int64_t> op_time_ns_;
 };
 
 }  // namespace pock

@@ -44,6 +44,7 @@ Status run_compile(const ParsedArgs& args) {
   options.backend = args.get("--backend");
   options.optimize = !args.has("--no-optimize");
   options.reorder_updates = !args.has("--no-reorder");
+  options.profile_path = args.get("--profile");
   CompileReport report;
   POCK_RETURN_IF_ERROR(compile_to_file(graph, train ? &recipe : nullptr, out, options, &report));
   if (args.has("--report")) {
@@ -77,6 +78,7 @@ const CommandEntry& compile_command() {
                {"--output", "OUT.pock", "where to write the blob", false, true, "-o"},
                {"--input-shape", "NAME=d0,d1,...", "static shape of an input, or @DIM=N for a named dimension", true},
                {"--backend", "NAME", "preferred kernel backend recorded in the blob (ref, cpu, cuda)"},
+               {"--profile", "PROFILE.json", "kernel timings from 'pockc tune': each measured op prefers its fastest backend"},
                {"--no-optimize", "", "skip fusion, folding and dead-code passes"},
                {"--no-reorder", "", "apply optimizer updates after the whole backward pass"},
                {"--report", "REPORT.json", "write the compiler's memory report"},

@@ -12,5 +12,8 @@ struct CommandEntry {
 const CommandEntry& compile_command();
 const CommandEntry& infer_command();
 const CommandEntry& train_command();
+const CommandEntry& inspect_command();
+const CommandEntry& tune_command();
+const CommandEntry& bench_command();
 
 }  // namespace pock::tools

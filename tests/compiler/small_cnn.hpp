@@ -7,6 +7,9 @@
 //   fc1: Linear(no bias) -> Add(fc1.bias) -> Relu6   (the bias as a separate Add of a parameter)
 //   fc2: Linear(bias) -> logits
 #pragma once
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>

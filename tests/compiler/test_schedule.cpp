@@ -88,6 +88,7 @@ TEST_CASE("the schedule never raises a function's planned peak and changes no va
   accumulate.grad_accumulation = 2;
   accumulate.clip_grad_norm = 1.0;
   accumulate.optimizer.type = "adam";
+  accumulate.optimizer.momentum = 0.0;
   const Recipe full = full_bp_recipe(), frozen = frozen_backbone_recipe();
   const struct {
     const char* name;

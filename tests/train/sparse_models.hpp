@@ -123,11 +123,15 @@ struct Compiled {
   Engine engine;
 };
 
-inline Result<Compiled> compile_engine(const Graph& g, const Recipe& recipe, const CompileOptions& options = {}) {
+// `backend`: the engine's preferred backend ("ref", "cpu"; empty: as the blob says).
+inline Result<Compiled> compile_engine(const Graph& g, const Recipe& recipe, const CompileOptions& options = {},
+                                       const std::string& backend = {}) {
   auto blob = compile(g, &recipe, options);
   if (!blob.is_ok()) return blob.status();
   auto bytes = std::make_shared<std::vector<uint8_t>>(std::move(blob.value()));
-  auto engine = Engine::open_buffer(bytes->data(), bytes->size());
+  EngineConfig config;
+  config.backend = backend;
+  auto engine = Engine::open_buffer(bytes->data(), bytes->size(), config);
   if (!engine.is_ok()) return engine.status();
   return Compiled{bytes, std::move(engine.value())};
 }

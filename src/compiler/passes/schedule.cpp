@@ -3,9 +3,10 @@
 // how long each intermediate lives. A greedy list scheduler builds one: among the nodes whose
 // dependencies have run, it takes the one that frees the most bytes net of what it allocates
 // (counting the in-place reuse emit.cpp will do), earlier original position first on ties, and an
-// optimizer update as soon as it is ready (its gradient dies with it: PockEngine's reordering). The
-// result is kept only when the planner packs it into a smaller arena than the order it replaces,
-// so the schedule never raises the planned peak.
+// optimizer update as soon as it is ready (its gradient dies with it: PockEngine's reordering).
+// Nodes that read nothing from the arena are then moved down to just before their first dependent.
+// The result is kept only when the planner packs it into a smaller arena than the order it
+// replaces, so the schedule never raises the planned peak.
 #include <algorithm>
 #include <optional>
 #include <unordered_map>
@@ -47,10 +48,47 @@ class GreedyScheduler {
         if (--waiting[s] == 0) ready.push_back(s);
       }
     }
-    return order;
+    return delay_sources(order);
   }
 
  private:
+  // A node that reads nothing from the arena (only parameters, constants, inputs) frees nothing,
+  // so the greedy choice runs it as soon as it is ready, typically at the very start, and its
+  // outputs then live until their first reader. Run each such node right before the first node
+  // that depends on it instead: its outputs live shorter and nothing else changes.
+  std::vector<size_t> delay_sources(const std::vector<size_t>& order) const {
+    std::vector<size_t> position(nodes_.size());
+    for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+    std::vector<std::vector<size_t>> before(nodes_.size());  // sources to run right before a node
+    std::vector<bool> delayed(nodes_.size(), false);
+    for (size_t k : order) {
+      if (!is_source(k) || deps_.successors[k].empty()) continue;
+      size_t first = deps_.successors[k][0];
+      for (size_t s : deps_.successors[k]) first = position[s] < position[first] ? s : first;
+      before[first].push_back(k);
+      delayed[k] = true;
+    }
+    std::vector<size_t> out;
+    out.reserve(order.size());
+    // A delayed source may itself anchor another (a source reading a source's non-arena output).
+    auto emit = [&](auto& self, size_t k) -> void {
+      for (size_t s : before[k]) self(self, s);
+      out.push_back(k);
+    };
+    for (size_t k : order) {
+      if (!delayed[k]) emit(emit, k);
+    }
+    return out;
+  }
+
+  bool is_source(size_t k) const {
+    if (has_side_effects(nodes_[k])) return false;
+    for (TensorId id : nodes_[k].inputs) {
+      if (in_arena(id)) return false;
+    }
+    return true;
+  }
+
   static std::vector<TensorId> distinct_inputs(const Node& n) {
     std::vector<TensorId> out;
     for (TensorId id : n.inputs) {

@@ -1,0 +1,30 @@
+// Backend switching (DESIGN.md §3): the compiler records a preferred backend per op in the blob
+// (OpSpec::backend); the runtime binds it when that backend can run the op, else falls back.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "blob/program_spec.hpp"
+#include "pock/compiler.hpp"
+
+namespace pock {
+
+// How the ops' backends were decided, for the blob's metadata and `pockc inspect`.
+struct BackendChoiceSummary {
+  std::string profile;      // CompileOptions::profile_path, "" without one
+  int64_t profiled = 0;     // ops whose signature the profile measured: its fastest backend
+  int64_t requested = 0;    // ops given CompileOptions::backend
+  int64_t heuristic = 0;    // ops decided by the heuristic
+  int64_t undecided = 0;    // ops no backend of this build supports (left for plugins)
+};
+
+// Sets OpSpec::backend of every op of `spec`, first rule that applies:
+//  1. the profile (CompileOptions::profile_path) measured the op's signature: its fastest backend;
+//  2. CompileOptions::backend, when given;
+//  3. heuristic: the backend of this build that claims the op with the highest score — cpu where
+//     its table has a kernel that accepts the op's dtypes, shapes and attributes, else ref. This is
+//     what the runtime would bind anyway; recording it makes the choice visible and explicit.
+// A profile that cannot be read or parsed is an error naming the file.
+Status choose_backends(const CompileOptions& options, ProgramSpec* spec, BackendChoiceSummary* summary);
+
+}  // namespace pock

@@ -1,0 +1,160 @@
+#include "compiler/backend_profile.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <type_traits>
+#include <variant>
+
+namespace pock {
+namespace {
+
+constexpr const char* kFormat = "pock-backend-profile";
+constexpr int kVersion = 1;
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);  // round-trips, so equal attributes give equal signatures
+  return buf;
+}
+
+std::string attr_text(const AttrValue& value) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, int64_t>) {
+          return std::to_string(v);
+        } else if constexpr (std::is_same_v<T, double>) {
+          return number(v);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return v;
+        } else {
+          std::string s = "[";
+          for (size_t i = 0; i < v.size(); ++i) {
+            if constexpr (std::is_same_v<T, std::vector<int64_t>>) s += (i ? "," : "") + std::to_string(v[i]);
+            else s += (i ? "," : "") + number(v[i]);
+          }
+          return s + "]";
+        }
+      },
+      value);
+}
+
+std::string tensor_text(const ProgramSpec& spec, int32_t id) {
+  if (id < 0 || static_cast<size_t>(id) >= spec.tensors.size()) return "-";
+  const TensorSpec& t = spec.tensors[static_cast<size_t>(id)];
+  std::string s = t.storage == Storage::kWeights ? "const " : "";
+  s += dtype_name(t.dtype);
+  s += "[";
+  for (size_t i = 0; i < t.shape.size(); ++i) s += (i ? "," : "") + std::to_string(t.shape[i]);
+  return s + "]";
+}
+
+std::string tensor_list(const ProgramSpec& spec, const std::vector<int32_t>& ids) {
+  std::string s = "(";
+  for (size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + tensor_text(spec, ids[i]);
+  return s + ")";
+}
+
+Status bad(const std::string& source, const std::string& what) {
+  return Status(Code::kInvalidArgument, source + ": " + what + " (a profile is written by 'pockc tune')");
+}
+
+}  // namespace
+
+std::string op_signature(const ProgramSpec& spec, const OpSpec& op) {
+  std::string s = op.op + tensor_list(spec, op.inputs) + " -> " + tensor_list(spec, op.outputs) + " {";
+  bool first = true;
+  for (const auto& [name, value] : op.attrs.items()) {
+    s += (first ? "" : ", ") + name + "=" + attr_text(value);
+    first = false;
+  }
+  return s + "}";
+}
+
+std::unordered_map<std::string, std::string> fastest_backends(const BackendProfile& profile) {
+  std::unordered_map<std::string, std::string> out;
+  for (const ProfiledOp& op : profile.ops) {
+    const BackendTiming* best = nullptr;
+    for (const BackendTiming& t : op.timings) {
+      if (!best || t.median_us < best->median_us) best = &t;
+    }
+    if (best) out[op.signature] = best->backend;
+  }
+  return out;
+}
+
+std::string backend_profile_json(const BackendProfile& profile) {
+  nlohmann::ordered_json j;
+  j["format"] = kFormat;
+  j["version"] = kVersion;
+  j["threads"] = profile.threads;
+  j["repeats"] = profile.repeats;
+  j["backends"] = profile.backends;
+  j["ops"] = nlohmann::ordered_json::array();
+  for (const ProfiledOp& op : profile.ops) {
+    nlohmann::ordered_json o;
+    o["signature"] = op.signature;
+    o["op"] = op.op;
+    o["count"] = op.count;
+    o["median_us"] = nlohmann::ordered_json::object();
+    for (const BackendTiming& t : op.timings) o["median_us"][t.backend] = t.median_us;
+    if (!op.errors.empty()) o["errors"] = op.errors;
+    j["ops"].push_back(std::move(o));
+  }
+  return j.dump(1) + "\n";
+}
+
+Result<BackendProfile> parse_backend_profile(std::string_view text, const std::string& source) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return bad(source, "not a JSON object");
+  if (j.value("format", "") != kFormat) return bad(source, "'format' must be \"" + std::string(kFormat) + "\"");
+  if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int>() != kVersion) {
+    return bad(source, "'version' must be " + std::to_string(kVersion));
+  }
+  BackendProfile p;
+  if (j.contains("threads") && j["threads"].is_number_integer()) p.threads = j["threads"].get<int>();
+  if (j.contains("repeats") && j["repeats"].is_number_integer()) p.repeats = j["repeats"].get<int>();
+  if (j.contains("backends")) {
+    if (!j["backends"].is_array()) return bad(source, "'backends' must be a list of names");
+    for (const auto& b : j["backends"]) {
+      if (!b.is_string()) return bad(source, "'backends' must be a list of names");
+      p.backends.push_back(b.get<std::string>());
+    }
+  }
+  if (!j.contains("ops") || !j["ops"].is_array()) return bad(source, "'ops' must be a list");
+  for (size_t i = 0; i < j["ops"].size(); ++i) {
+    const auto& o = j["ops"][i];
+    const std::string where = "ops[" + std::to_string(i) + "]";
+    if (!o.is_object() || !o.contains("signature") || !o["signature"].is_string()) {
+      return bad(source, where + " needs a 'signature' string");
+    }
+    ProfiledOp op;
+    op.signature = o["signature"].get<std::string>();
+    op.op = o.value("op", "");
+    if (o.contains("count") && o["count"].is_number_integer()) op.count = o["count"].get<int64_t>();
+    if (!o.contains("median_us") || !o["median_us"].is_object()) return bad(source, where + " needs a 'median_us' object");
+    for (const auto& [backend, us] : o["median_us"].items()) {
+      if (!us.is_number() || us.get<double>() < 0) {
+        return bad(source, where + ".median_us." + backend + " must be a number >= 0");
+      }
+      op.timings.push_back({backend, us.get<double>()});
+    }
+    if (o.contains("errors") && o["errors"].is_object()) {
+      for (const auto& [backend, why] : o["errors"].items()) op.errors[backend] = why.is_string() ? why.get<std::string>() : why.dump();
+    }
+    p.ops.push_back(std::move(op));
+  }
+  return p;
+}
+
+Result<BackendProfile> load_backend_profile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(Code::kIo, "cannot read the profile '" + path + "': write one with 'pockc tune BLOB -o " + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_backend_profile(text.str(), path);
+}
+
+}  // namespace pock

@@ -1,0 +1,71 @@
+#include "tools/blob_contents.hpp"
+
+#include <fstream>
+#include <iterator>
+
+#include "blob/reader.hpp"
+
+namespace pock::tools {
+namespace {
+
+// The compiler writes "op_phases" as one letter per op (F, L, B, U; see emit.cpp). Blobs from
+// before that field count every op as forward.
+std::vector<Phase> phases_from_metadata(const nlohmann::json& metadata, size_t num_ops) {
+  std::vector<Phase> phases(num_ops, Phase::kForward);
+  if (!metadata.contains("op_phases") || !metadata["op_phases"].is_string()) return phases;
+  const std::string letters = metadata["op_phases"].get<std::string>();
+  for (size_t i = 0; i < num_ops && i < letters.size(); ++i) {
+    switch (letters[i]) {
+      case 'L': phases[i] = Phase::kLoss; break;
+      case 'B': phases[i] = Phase::kBackward; break;
+      case 'U': phases[i] = Phase::kUpdate; break;
+      default: phases[i] = Phase::kForward; break;
+    }
+  }
+  return phases;
+}
+
+}  // namespace
+
+const FunctionSpec* BlobContents::function(const std::string& name) const {
+  for (const FunctionSpec& f : spec.functions) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+const FunctionSpec* BlobContents::main_function() const {
+  const FunctionSpec* train = function("train");
+  return train ? train : function("infer");
+}
+
+Result<BlobContents> read_blob_contents(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(Code::kIo, "cannot open '" + path + "': create it with 'pockc compile MODEL -o " + path + "'");
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  BlobView view;
+  Status s = open_blob(bytes.data(), bytes.size(), VerifyOptions{}, &view);
+  if (!s.is_ok()) return Status(s.code(), path + ": " + s.message());
+  BlobContents out;
+  POCK_ASSIGN_OR_RETURN(out.spec, read_program_spec(view));
+  const nlohmann::json metadata = nlohmann::json::parse(out.spec.metadata, nullptr, false);
+  if (!metadata.is_discarded() && metadata.is_object()) out.metadata = metadata;
+  out.op_phases = phases_from_metadata(out.metadata, out.spec.ops.size());
+  out.op_function.assign(out.spec.ops.size(), -1);
+  for (size_t f = 0; f < out.spec.functions.size(); ++f) {
+    for (uint32_t op : out.spec.functions[f].ops) out.op_function[op] = static_cast<int>(f);
+  }
+  return out;
+}
+
+const char* phase_name(Phase phase) {
+  switch (phase) {
+    case Phase::kForward: return "forward";
+    case Phase::kLoss: return "loss";
+    case Phase::kBackward: return "backward";
+    case Phase::kUpdate: return "optimizer";
+  }
+  return "forward";
+}
+
+}  // namespace pock::tools

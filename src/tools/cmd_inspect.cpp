@@ -1,0 +1,140 @@
+// pockc inspect: what a blob holds and what running it costs, without running it.
+#include <cstdio>
+
+#include "runtime/engine_core.hpp"
+#include "tools/commands.hpp"
+#include "tools/inspect_report.hpp"
+#include "tools/units.hpp"
+
+namespace pock::tools {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Binds every op as an engine on this machine would (the caller's --backend first, as the
+// runtime ranks it); a blob that cannot open here is still inspected, with the reason.
+Binding bind_here(const std::string& path, const std::string& backend) {
+  EngineOptions options;
+  options.backend = backend;
+  options.rollback_on_failure = false;  // nothing runs: no snapshot buffer needed
+  auto core = EngineCore::open_file(path, options);
+  if (!core.is_ok()) return Binding{{}, core.status().message()};
+  return Binding{core.value()->op_backends(), {}};
+}
+
+std::string counts_text(const Json& counts) {
+  std::string s;
+  for (const auto& [name, n] : counts.items()) s += (s.empty() ? "" : ", ") + name + " x" + n.dump();
+  return s;
+}
+
+std::string shape_text(const Json& dtype, const Json& shape) {
+  std::string s = dtype.get<std::string>() + "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + shape[i].dump();
+  return s + "]";
+}
+
+void print_functions(const Json& r) {
+  std::printf("functions:\n");
+  for (const Json& f : r["functions"]) {
+    std::printf("  %-6s %4lld ops, arena %s: %s\n", f["name"].get<std::string>().c_str(), f["ops"].get<long long>(),
+                format_bytes(f["arena_bytes"].get<uint64_t>()).c_str(), counts_text(f["op_counts"]).c_str());
+  }
+}
+
+void print_flops(const Json& r) {
+  if (r["flops"].empty()) return;
+  std::printf("FLOPs per %s step:", r["step_function"].get<std::string>().c_str());
+  for (const auto& [phase, n] : r["flops"].items()) std::printf(" %s %s,", phase.c_str(), format_flops(n.get<double>()).c_str());
+  std::printf("\n");
+}
+
+void print_parameters(const Json& p) {
+  std::printf("parameters: %lld (%lld trainable), %lld elements, %lld of them train\n", p["count"].get<long long>(),
+              p["trainable_count"].get<long long>(), p["elements"].get<long long>(),
+              p["trainable_elements"].get<long long>());
+  for (const Json& t : p["list"]) {
+    if (!t["trainable"].get<bool>()) continue;
+    const long long channels = t["channels"].get<long long>(), rows = t["rows"].get<long long>();
+    const std::string which = channels == rows ? "all" : "channels 0.." + std::to_string(channels - 1) + " of " + std::to_string(rows);
+    std::printf("  %-40s %-18s %s\n", t["name"].get<std::string>().c_str(), shape_text(t["dtype"], t["shape"]).c_str(),
+                which.c_str());
+  }
+}
+
+void print_memory(const Json& m) {
+  auto bytes = [&](const char* key) { return m.contains(key) ? format_bytes(m[key].get<uint64_t>()) : std::string("?"); };
+  std::printf("memory: weights %s, trainable %s, optimizer state %s, saved activations %s, arena peak %s "
+              "(lower bound %s), persistent %s\n",
+              bytes("weights_bytes").c_str(), bytes("trainable_bytes").c_str(), bytes("optimizer_state_bytes").c_str(),
+              bytes("saved_activation_bytes").c_str(), bytes("arena_peak_bytes").c_str(),
+              bytes("arena_lower_bound_bytes").c_str(), bytes("persistent_bytes").c_str());
+}
+
+void print_backends(const Json& r) {
+  const Json& b = r["backends"];
+  std::printf("backends: the blob prefers %s", counts_text(b["preferred"]).c_str());
+  const Json& choice = b["choice"];
+  if (choice.contains("profiled_ops")) {
+    std::printf(" (profile %s: %lld ops; --backend: %lld; heuristic: %lld)",
+                choice.value("profile", "").empty() ? "none" : choice["profile"].get<std::string>().c_str(),
+                choice["profiled_ops"].get<long long>(), choice["requested_ops"].get<long long>(),
+                choice["heuristic_ops"].get<long long>());
+  }
+  std::printf("\n");
+  if (!b["bind_error"].is_null()) {
+    std::printf("  this machine cannot open the blob: %s\n", b["bind_error"].get<std::string>().c_str());
+    return;
+  }
+  std::printf("  this machine binds %s; %lld op(s) elsewhere than preferred\n", counts_text(b["bound"]).c_str(),
+              b["bound_elsewhere"].get<long long>());
+}
+
+void print_ops(const Json& r) {
+  std::printf("%5s %-6s %-9s %-24s %-28s %12s %-8s %s\n", "index", "fn", "phase", "op", "name", "FLOPs", "prefers", "binds");
+  for (const Json& o : r["ops"]) {
+    std::printf("%5lld %-6s %-9s %-24s %-28s %12lld %-8s %s\n", o["index"].get<long long>(),
+                o["function"].get<std::string>().c_str(), o["phase"].get<std::string>().c_str(),
+                o["op"].get<std::string>().c_str(), o["name"].get<std::string>().c_str(), o["flops"].get<long long>(),
+                o["preferred"].get<std::string>().c_str(), o["bound"].is_null() ? "-" : o["bound"].get<std::string>().c_str());
+  }
+}
+
+Status run_inspect(const ParsedArgs& args) {
+  const std::string& path = args.positionals[0];
+  POCK_ASSIGN_OR_RETURN(BlobContents blob, read_blob_contents(path));
+  const Json report = inspect_report(path, blob, bind_here(path, args.get("--backend")));
+  if (args.has("--json")) {
+    std::printf("%s\n", report.dump(1).c_str());
+    return Status::ok();
+  }
+  std::printf("%s (%s)\n", path.c_str(), report["producer"].get<std::string>().c_str());
+  print_functions(report);
+  print_flops(report);
+  print_parameters(report["parameters"]);
+  print_memory(report["memory"]);
+  print_backends(report);
+  if (args.has("--ops")) print_ops(report);
+  return Status::ok();
+}
+
+}  // namespace
+
+const CommandEntry& inspect_command() {
+  static const CommandEntry entry{
+      Command{"inspect",
+              "OUT.pock [--json] [--ops] [--backend NAME]",
+              "Show a blob's ops, FLOPs per phase, trainable parameters, memory and backends.",
+              "FLOPs count a multiply-add as 2 (docs/pockc.md lists the formula per op kind) and are\n"
+              "split by phase: forward, loss, backward, optimizer. Memory is the compiler's report,\n"
+              "stored in the blob. Backends: the one the blob prefers per op (compile --profile, or\n"
+              "the heuristic) and the one an engine binds on this machine.",
+              {"BLOB"},
+              {{"--json", "", "print the whole report as JSON (every op included)"},
+               {"--ops", "", "list every op: function, phase, FLOPs, preferred and bound backend"},
+               {"--backend", "NAME", "bind as an engine opened with this backend would"}}},
+      run_inspect};
+  return entry;
+}
+
+}  // namespace pock::tools

@@ -1,0 +1,112 @@
+// pockc tune: measure every candidate backend's kernel for each distinct op of a blob on this
+// machine, and write the profile that `pockc compile --profile` turns into per-op backend choices.
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+
+#include "compiler/backend_profile.hpp"
+#include "blob/atomic_file.hpp"
+#include "tools/blob_contents.hpp"
+#include "tools/commands.hpp"
+#include "tools/op_timer.hpp"
+
+namespace pock::tools {
+namespace {
+
+Result<OpTimerOptions> timer_options(const ParsedArgs& args) {
+  OpTimerOptions o;
+  POCK_ASSIGN_OR_RETURN(int64_t threads, args.get_int("--threads", 0));
+  POCK_ASSIGN_OR_RETURN(int64_t repeats, args.get_int("--repeats", 5));
+  POCK_ASSIGN_OR_RETURN(int64_t budget, args.get_int("--budget-ms", 200));
+  if (threads < 0) return Status(Code::kInvalidArgument, "--threads must be >= 0");
+  if (repeats < 1) return Status(Code::kInvalidArgument, "--repeats must be at least 1");
+  if (budget < 0) return Status(Code::kInvalidArgument, "--budget-ms must be >= 0");
+  o.threads = static_cast<int>(threads);
+  o.repeats = static_cast<int>(repeats);
+  o.budget_ms = static_cast<double>(budget);
+  return o;
+}
+
+Status run_tune(const ParsedArgs& args) {
+  const std::string& path = args.positionals[0];
+  const std::string out = args.get("--output");
+  POCK_ASSIGN_OR_RETURN(OpTimerOptions options, timer_options(args));
+  POCK_ASSIGN_OR_RETURN(BlobContents blob, read_blob_contents(path));
+  const std::vector<BackendHandle> backends = make_backends("");
+
+  BackendProfile profile;
+  profile.threads = options.threads;
+  profile.repeats = options.repeats;
+  for (const BackendHandle& b : backends) profile.backends.push_back(b->name);
+  // Equal signatures (repeated layers) are measured once; the profile counts how many share it.
+  std::unordered_map<std::string, size_t> entry_of;
+  std::vector<size_t> first_op;
+  for (size_t i = 0; i < blob.spec.ops.size(); ++i) {
+    const std::string signature = op_signature(blob.spec, blob.spec.ops[i]);
+    auto [it, added] = entry_of.emplace(signature, profile.ops.size());
+    if (added) {
+      ProfiledOp entry;
+      entry.signature = signature;
+      entry.op = blob.spec.ops[i].op;
+      profile.ops.push_back(std::move(entry));
+      first_op.push_back(i);
+    }
+    ++profile.ops[it->second].count;
+  }
+  std::map<std::string, int> wins;
+  int failures = 0;
+  for (size_t e = 0; e < profile.ops.size(); ++e) {
+    ProfiledOp& entry = profile.ops[e];
+    const OpSpec& op = blob.spec.ops[first_op[e]];
+    auto times = time_op_on_backends(blob.spec, op, backends, options);
+    if (!times.is_ok()) return Status(times.status().code(), op.op + " '" + op.name + "': " + times.status().message());
+    const BackendTiming* best = nullptr;
+    for (const KernelTime& t : times.value()) {
+      if (!t.ok) {
+        entry.errors[t.backend] = t.error;
+        ++failures;
+        continue;
+      }
+      entry.timings.push_back({t.backend, t.median_us});
+    }
+    for (const BackendTiming& t : entry.timings) if (!best || t.median_us < best->median_us) best = &t;
+    ++wins[best ? best->backend : "(none)"];
+    if (args.has("--verbose")) {
+      std::printf("%-60.60s", entry.signature.c_str());
+      for (const BackendTiming& t : entry.timings) std::printf("  %s %.1f us", t.backend.c_str(), t.median_us);
+      for (const auto& [backend, why] : entry.errors) std::printf("  %s failed: %s", backend.c_str(), why.c_str());
+      std::printf("\n");
+    }
+  }
+  const std::string text = backend_profile_json(profile);
+  POCK_RETURN_IF_ERROR(write_file_atomic(out, text.data(), text.size()));
+  std::printf("tuned %zu distinct ops (%zu in all) of %s; fastest:", profile.ops.size(), blob.spec.ops.size(), path.c_str());
+  for (const auto& [backend, n] : wins) std::printf(" %s x%d", backend.c_str(), n);
+  if (failures) std::printf("; %d kernel run(s) failed (recorded under \"errors\")", failures);
+  std::printf("\nwrote %s; use it with 'pockc compile MODEL ... --profile %s'\n", out.c_str(), out.c_str());
+  return Status::ok();
+}
+
+}  // namespace
+
+const CommandEntry& tune_command() {
+  static const CommandEntry entry{
+      Command{"tune",
+              "OUT.pock -o PROFILE.json [--threads N] [--repeats N] [--budget-ms MS] [--verbose]",
+              "Time every backend's kernel for each op of a blob on this machine; write a profile.",
+              "Each distinct op (type, dtypes, shapes, constness, attributes) runs alone on its own\n"
+              "buffers, once untimed and then up to --repeats times on every backend that claims it;\n"
+              "the profile keeps the median per backend. 'pockc compile ... --profile PROFILE.json'\n"
+              "then records the fastest backend of each measured op in the blob. Run it on the device\n"
+              "that will train, with the thread count it will use.",
+              {"BLOB"},
+              {{"--output", "PROFILE.json", "where to write the profile", false, true, "-o"},
+               {"--threads", "N", "threads each kernel may use (0: one per core)"},
+               {"--repeats", "N", "timed runs per op and backend (default 5)"},
+               {"--budget-ms", "MS", "stop repeating an op on a backend after this long (default 200)"},
+               {"--verbose", "", "print every op's times"}}},
+      run_tune};
+  return entry;
+}
+
+}  // namespace pock::tools

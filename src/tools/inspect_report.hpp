@@ -1,0 +1,22 @@
+// What `pockc inspect` reports about a blob, as JSON: ops per function, FLOPs per phase, which
+// parameters (and channels) train, the compiler's memory report, and each op's backend — the
+// blob's preference and what the runtime binds on this machine.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/blob_contents.hpp"
+
+namespace pock::tools {
+
+// The runtime's binding on this machine: a backend name per op, or why the engine did not open.
+struct Binding {
+  std::vector<std::string> op_backends;
+  std::string error;
+};
+
+nlohmann::ordered_json inspect_report(const std::string& path, const BlobContents& blob, const Binding& binding);
+
+}  // namespace pock::tools

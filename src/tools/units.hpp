@@ -1,0 +1,12 @@
+// Numbers for people: "1.23 MB", "4.56 GFLOP", "0.123 ms".
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace pock::tools {
+
+std::string format_bytes(uint64_t bytes);        // decimal units: 1 MB = 1e6 bytes, as pockc compile prints
+std::string format_flops(double flops);          // "512 FLOP", "1.20 MFLOP", "3.40 GFLOP"
+std::string format_ms(double milliseconds);      // "0.123 ms"
+
+}  // namespace pock::tools
