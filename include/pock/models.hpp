@@ -55,7 +55,7 @@ struct ResNetConfig {
   int64_t batch = 8;
   int64_t resolution = 224;
   int64_t num_classes = 1000;
-  int64_t width = 64;                        // channels of conv1 and layer1 (doubling per stage)
+  int64_t width = 64;                            // channels of conv1 and layer1 (doubling per stage)
   std::array<int64_t, 4> blocks = {2, 2, 2, 2};  // BasicBlocks per stage
   uint64_t seed = 0;
 };
@@ -81,9 +81,9 @@ struct BertConfig {
   double hidden_dropout = 0.1;     // embeddings, attention output, FFN output, classifier
   double attention_dropout = 0.1;  // attention probabilities
   int64_t num_labels = 2;
-  bool attention_mask = false;     // adds the "attention_mask" input
-  bool token_type_ids = false;     // adds the "token_type_ids" input
-  int64_t pad_token_id = 0;        // its word-embedding row starts at zero, as in transformers
+  bool attention_mask = false;  // adds the "attention_mask" input
+  bool token_type_ids = false;  // adds the "token_type_ids" input
+  int64_t pad_token_id = 0;     // its word-embedding row starts at zero, as in transformers
   double initializer_range = 0.02;
   uint64_t seed = 0;
 };

@@ -12,8 +12,18 @@ namespace pock::cpu {
 namespace {
 
 enum class Activation {
-  kRelu, kRelu6, kLeakyRelu, kClip, kGeluErf, kGeluTanh, kSilu, kHardSwish, kHardSigmoid, kAbs,
-  kSigmoidFromY, kTanhFromY,
+  kRelu,
+  kRelu6,
+  kLeakyRelu,
+  kClip,
+  kGeluErf,
+  kGeluTanh,
+  kSilu,
+  kHardSwish,
+  kHardSigmoid,
+  kAbs,
+  kSigmoidFromY,
+  kTanhFromY,
 };
 
 POCK_SIMD_CLONES void derivative_times_dy(Activation op, const float* dy, const float* v, float* dx, int64_t n,
@@ -23,10 +33,18 @@ POCK_SIMD_CLONES void derivative_times_dy(Activation op, const float* dy, const 
     for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * d(v[i]);
   };
   switch (op) {
-    case Activation::kRelu: loop([](float x) { return x > 0.0f ? 1.0f : 0.0f; }); break;
-    case Activation::kRelu6: loop([](float x) { return x > 0.0f && x < 6.0f ? 1.0f : 0.0f; }); break;
-    case Activation::kLeakyRelu: loop([alpha](float x) { return x > 0.0f ? 1.0f : alpha; }); break;
-    case Activation::kClip: loop([lo, hi](float x) { return x >= lo && x <= hi ? 1.0f : 0.0f; }); break;
+    case Activation::kRelu:
+      loop([](float x) { return x > 0.0f ? 1.0f : 0.0f; });
+      break;
+    case Activation::kRelu6:
+      loop([](float x) { return x > 0.0f && x < 6.0f ? 1.0f : 0.0f; });
+      break;
+    case Activation::kLeakyRelu:
+      loop([alpha](float x) { return x > 0.0f ? 1.0f : alpha; });
+      break;
+    case Activation::kClip:
+      loop([lo, hi](float x) { return x >= lo && x <= hi ? 1.0f : 0.0f; });
+      break;
     case Activation::kGeluErf:
       // Phi(x) + x phi(x)
       loop([](float x) {
@@ -50,10 +68,18 @@ POCK_SIMD_CLONES void derivative_times_dy(Activation op, const float* dy, const 
     case Activation::kHardSwish:
       loop([](float x) { return x < -3.0f ? 0.0f : (x <= 3.0f ? x * (1.0f / 3.0f) + 0.5f : 1.0f); });
       break;
-    case Activation::kHardSigmoid: loop([](float x) { return x > -3.0f && x < 3.0f ? 1.0f / 6.0f : 0.0f; }); break;
-    case Activation::kAbs: loop([](float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }); break;
-    case Activation::kSigmoidFromY: loop([](float y) { return y * (1.0f - y); }); break;
-    case Activation::kTanhFromY: loop([](float y) { return 1.0f - y * y; }); break;
+    case Activation::kHardSigmoid:
+      loop([](float x) { return x > -3.0f && x < 3.0f ? 1.0f / 6.0f : 0.0f; });
+      break;
+    case Activation::kAbs:
+      loop([](float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); });
+      break;
+    case Activation::kSigmoidFromY:
+      loop([](float y) { return y * (1.0f - y); });
+      break;
+    case Activation::kTanhFromY:
+      loop([](float y) { return 1.0f - y * y; });
+      break;
   }
 }
 
@@ -68,8 +94,8 @@ Status activation_grad(const KernelCall& c) {
 }
 
 Status gelu_grad(const KernelCall& c) {
-  return run_activation_grad(c, gelu_grad_is_tanh(c) ? activation_loop<Activation::kGeluTanh>
-                                                     : activation_loop<Activation::kGeluErf>);
+  return run_activation_grad(
+      c, gelu_grad_is_tanh(c) ? activation_loop<Activation::kGeluTanh> : activation_loop<Activation::kGeluErf>);
 }
 
 KernelDef def(const char* op, KernelFn run, bool (*accepts)(const pock_op_desc&) = activation_grad_accepts) {

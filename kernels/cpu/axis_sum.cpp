@@ -74,7 +74,8 @@ void run_axis_sum(const AxisSum& p, const float* x, float* y, pthreadpool_t pool
   const size_t kept = static_cast<size_t>(p.kept);
   if (static_cast<size_t>(p.outer * p.mid * p.inner) < kMinElementsPerTask) pool = nullptr;
   if (p.inner > 1 || p.mid == 1) {
-    const size_t per_task = std::max<size_t>(1, kMinElementsPerTask / static_cast<size_t>(std::max<int64_t>(1, p.outer * p.inner)));
+    const size_t per_task =
+        std::max<size_t>(1, kMinElementsPerTask / static_cast<size_t>(std::max<int64_t>(1, p.outer * p.inner)));
     parallel_for(pool, kept, balanced_tile(pool, kept, per_task), [&](size_t begin, size_t end) {
       for (size_t m = begin; m < end; ++m) {
         double sum = 0.0;
@@ -87,10 +88,12 @@ void run_axis_sum(const AxisSum& p, const float* x, float* y, pthreadpool_t pool
     return;
   }
   // inner == 1: y accumulates whole rows of x, split into column ranges.
-  const size_t per_task = std::max<size_t>(64, kMinElementsPerTask / static_cast<size_t>(std::max<int64_t>(1, p.outer)));
+  const size_t per_task =
+      std::max<size_t>(64, kMinElementsPerTask / static_cast<size_t>(std::max<int64_t>(1, p.outer)));
   parallel_for(pool, kept, balanced_tile(pool, kept, per_task), [&](size_t begin, size_t end) {
     std::fill(y + begin, y + end, 0.0f);
-    for (int64_t o = 0; o < p.outer; ++o) loops.accumulate(x + o * p.mid + static_cast<int64_t>(begin), y + begin, static_cast<int64_t>(end - begin));
+    for (int64_t o = 0; o < p.outer; ++o)
+      loops.accumulate(x + o * p.mid + static_cast<int64_t>(begin), y + begin, static_cast<int64_t>(end - begin));
   });
 }
 

@@ -21,7 +21,7 @@ bool sum_to_shape_plan(const pock_op_desc& op, AxisSum* plan);
 bool conv_grad_bias_plan(const pock_op_desc& op, AxisSum* plan);
 
 struct AxisSumLoops {
-  float (*row_sum)(const float* x, int64_t n);             // sum of x[0, n)
+  float (*row_sum)(const float* x, int64_t n);              // sum of x[0, n)
   void (*accumulate)(const float* x, float* y, int64_t n);  // y[i] += x[i]
 };
 

@@ -49,7 +49,8 @@ bool shapes_fit(const pock_op_desc& op, int x_input, std::initializer_list<int> 
 template <typename ChannelFn>
 void for_channels(const KernelCall& c, const Channels& l, const ChannelFn& fn) {
   const size_t channels = static_cast<size_t>(l.channels);
-  const size_t per_task = std::max<size_t>(1, kMinElementsPerTask / static_cast<size_t>(std::max<int64_t>(1, l.count())));
+  const size_t per_task =
+      std::max<size_t>(1, kMinElementsPerTask / static_cast<size_t>(std::max<int64_t>(1, l.count())));
   pthreadpool_t pool = channels > per_task ? thread_pool_for(c.desc->num_threads) : nullptr;
   parallel_for(pool, channels, balanced_tile(pool, channels, per_task), [&](size_t begin, size_t end) {
     for (size_t ch = begin; ch < end; ++ch) fn(static_cast<int64_t>(ch));
@@ -123,7 +124,8 @@ Status run_batch_norm_train(const KernelCall& c, const BatchNormLoops& loops) {
     const double var = squares / count;  // biased: what normalizes the batch
     const double invstd = 1.0 / std::sqrt(var + eps);
     const float scale = static_cast<float>(invstd * gamma[ch]);
-    for (int64_t n = 0; n < l.batch; ++n) loops.normalize(x + l.row(n, ch), mean, scale, beta[ch], y + l.row(n, ch), l.inner);
+    for (int64_t n = 0; n < l.batch; ++n)
+      loops.normalize(x + l.row(n, ch), mean, scale, beta[ch], y + l.row(n, ch), l.inner);
     saved_mean[ch] = mean;
     saved_invstd[ch] = static_cast<float>(invstd);
     // Running statistics track the unbiased variance (PyTorch).

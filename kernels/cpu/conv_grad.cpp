@@ -28,7 +28,8 @@ Status bad_shapes(const pock_op_desc& op) {
 
 // Makes `kernel` the op's state; a null kernel means that no way took the op.
 Status adopt(const pock_op_desc& op, std::unique_ptr<ConvKernel> kernel, void** state) {
-  if (!kernel) return Status(Code::kMissingKernel, std::string(op.op) + " '" + op.name + "': no cpu way takes this shape");
+  if (!kernel)
+    return Status(Code::kMissingKernel, std::string(op.op) + " '" + op.name + "': no cpu way takes this shape");
   *state = kernel.release();
   return Status::ok();
 }
@@ -48,7 +49,8 @@ Status grad_weight_prepare(const pock_op_desc& op, void** state) {
   int64_t channels = 0;
   if (!conv_grad_weight_geometry(op, &g, &channels)) return bad_shapes(op);
   Status status;
-  std::unique_ptr<ConvKernel> kernel = make_depthwise_conv_grad_weight(op, g, channels, cpu_depthwise_grad_loops(), &status);
+  std::unique_ptr<ConvKernel> kernel =
+      make_depthwise_conv_grad_weight(op, g, channels, cpu_depthwise_grad_loops(), &status);
   if (!kernel && status.is_ok()) kernel = make_gemm_conv_grad_weight(op, g, channels, &status);
   POCK_RETURN_IF_ERROR(status);
   return adopt(op, std::move(kernel), state);

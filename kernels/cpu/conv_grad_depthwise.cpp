@@ -78,8 +78,8 @@ class DepthwiseConvGradInput final : public ConvKernel {
         for (int64_t oy = 0; oy < g_.out_h; ++oy) {
           const int64_t iy = tap_row(g_, oy, ky);
           if (iy < 0) continue;
-          loops_.scatter_scaled(weight, dy + oy * g_.out_w + t.begin, dx + iy * g_.in_w + t.begin * g_.stride_w + t.shift,
-                         g_.stride_w, t.end - t.begin);
+          loops_.scatter_scaled(weight, dy + oy * g_.out_w + t.begin,
+                                dx + iy * g_.in_w + t.begin * g_.stride_w + t.shift, g_.stride_w, t.end - t.begin);
         }
       }
     }
@@ -93,8 +93,7 @@ class DepthwiseConvGradInput final : public ConvKernel {
 // dw: one task per output channel; each tap is a sum of row dot products over the batch.
 class DepthwiseConvGradWeight final : public ConvKernel {
  public:
-  DepthwiseConvGradWeight(const ConvGeometry& g, int32_t num_threads, const DepthwiseGradLoops& loops,
-                          int64_t channels)
+  DepthwiseConvGradWeight(const ConvGeometry& g, int32_t num_threads, const DepthwiseGradLoops& loops, int64_t channels)
       : g_(g), pool_(thread_pool_for(num_threads)), loops_(loops), channels_(channels) {}
 
   Status run(const KernelCall& c) override {
@@ -122,7 +121,7 @@ class DepthwiseConvGradWeight final : public ConvKernel {
             const int64_t iy = tap_row(g_, oy, ky);
             if (iy < 0) continue;
             sum += loops_.strided_dot(x_plane + iy * g_.in_w + t.begin * g_.stride_w + t.shift, g_.stride_w,
-                               dy_plane + oy * g_.out_w + t.begin, t.end - t.begin);
+                                      dy_plane + oy * g_.out_w + t.begin, t.end - t.begin);
           }
         }
         dw[ky * g_.kernel_w + kx] = static_cast<float>(sum);

@@ -135,8 +135,8 @@ std::unique_ptr<ConvKernel> make_gemm_conv_grad_input(const pock_op_desc& op, co
   return make<GemmConvGradInput>(op, g, status);
 }
 
-std::unique_ptr<ConvKernel> make_gemm_conv_grad_weight(const pock_op_desc& op, const ConvGeometry& g,
-                                                       int64_t channels, Status* status) {
+std::unique_ptr<ConvKernel> make_gemm_conv_grad_weight(const pock_op_desc& op, const ConvGeometry& g, int64_t channels,
+                                                       Status* status) {
   return make<GemmConvGradWeight>(op, g, status, channels);
 }
 

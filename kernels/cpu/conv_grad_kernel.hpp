@@ -30,8 +30,8 @@ std::unique_ptr<ConvKernel> make_depthwise_conv_grad_weight(const pock_op_desc& 
                                                             int64_t channels, const DepthwiseGradLoops& loops,
                                                             Status* status);
 std::unique_ptr<ConvKernel> make_gemm_conv_grad_input(const pock_op_desc& op, const ConvGeometry& g, Status* status);
-std::unique_ptr<ConvKernel> make_gemm_conv_grad_weight(const pock_op_desc& op, const ConvGeometry& g,
-                                                       int64_t channels, Status* status);
+std::unique_ptr<ConvKernel> make_gemm_conv_grad_weight(const pock_op_desc& op, const ConvGeometry& g, int64_t channels,
+                                                       Status* status);
 
 // Whether the gemm way is compiled in (it needs OpenBLAS).
 bool gemm_conv_grad_available();

@@ -64,8 +64,8 @@ Status weight_grad(const KernelCall& c) {
     std::fill(dw, dw + n * k, 0.0f);
     return Status::ok();
   }
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, blas_int(n), blas_int(k), blas_int(m), 1.0f,
-              c.in_data<float>(0), blas_int(n), c.in_data<float>(1), blas_int(k), 0.0f, dw, blas_int(k));
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, blas_int(n), blas_int(k), blas_int(m), 1.0f, c.in_data<float>(0),
+              blas_int(n), c.in_data<float>(1), blas_int(k), 0.0f, dw, blas_int(k));
   return Status::ok();
 }
 

@@ -102,7 +102,8 @@ void for_rows(const KernelCall& c, const Rows& r, const RowFn& fn) {
 
 Status loss_prepare(const pock_op_desc& op, void** state) {
   *state = new (std::nothrow) double[static_cast<size_t>(rows_of(op.inputs[0]).rows) + 1];
-  return *state ? Status::ok() : Status(Code::kOutOfMemory, std::string("SoftmaxCrossEntropy '") + op.name + "': row losses");
+  return *state ? Status::ok()
+                : Status(Code::kOutOfMemory, std::string("SoftmaxCrossEntropy '") + op.name + "': row losses");
 }
 
 void loss_release(void* state) { delete[] static_cast<double*>(state); }

@@ -90,8 +90,8 @@ POCK_SIMD_CLONES void log_softmax_row(const float* dy, const float* y, float* dx
   for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] - simd::exp(y[i]) * sum;
 }
 
-const NormGradLoops kLoops{layer_norm_row, layer_norm_params, rms_norm_row, rms_norm_gamma, softmax_row,
-                           log_softmax_row};
+const NormGradLoops kLoops{layer_norm_row, layer_norm_params, rms_norm_row,
+                           rms_norm_gamma, softmax_row,       log_softmax_row};
 
 Status layer_norm_grad(const KernelCall& c) { return run_layer_norm_grad(c, kLoops); }
 Status rms_norm_grad(const KernelCall& c) { return run_rms_norm_grad(c, kLoops); }

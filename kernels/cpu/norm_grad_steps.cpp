@@ -58,7 +58,8 @@ const float* optional_input(const KernelCall& c, int i) {
 template <typename RowFn>
 void for_rows(const KernelCall& c, const Rows& r, const RowFn& fn) {
   const size_t rows = static_cast<size_t>(r.rows);
-  const size_t per_task = std::max<size_t>(1, kMinElementsPerTask / static_cast<size_t>(std::max<int64_t>(1, r.features)));
+  const size_t per_task =
+      std::max<size_t>(1, kMinElementsPerTask / static_cast<size_t>(std::max<int64_t>(1, r.features)));
   pthreadpool_t pool = rows > per_task ? thread_pool_for(c.desc->num_threads) : nullptr;
   parallel_for(pool, rows, balanced_tile(pool, rows, per_task), [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) fn(static_cast<int64_t>(i));
@@ -71,9 +72,8 @@ void for_feature_blocks(const KernelCall& c, const Rows& r, const BlockFn& fn) {
   const size_t features = static_cast<size_t>(r.features);
   const size_t per_task = std::max<size_t>(64, kMinElementsPerTask / static_cast<size_t>(std::max<int64_t>(1, r.rows)));
   pthreadpool_t pool = features > per_task ? thread_pool_for(c.desc->num_threads) : nullptr;
-  parallel_for(pool, features, balanced_tile(pool, features, per_task), [&](size_t begin, size_t end) {
-    fn(static_cast<int64_t>(begin), static_cast<int64_t>(end));
-  });
+  parallel_for(pool, features, balanced_tile(pool, features, per_task),
+               [&](size_t begin, size_t end) { fn(static_cast<int64_t>(begin), static_cast<int64_t>(end)); });
 }
 
 }  // namespace
@@ -108,13 +108,14 @@ Status run_layer_norm_grad(const KernelCall& c, const NormGradLoops& loops) {
   float* dgamma = c.out_data<float>(1);
   float* dbeta = c.out_data<float>(2);
   const int64_t f = r.features;
-  for_rows(c, r, [&](int64_t i) { loops.layer_norm_row(dy + i * f, x + i * f, gamma, mean[i], invstd[i], dx + i * f, f); });
+  for_rows(c, r,
+           [&](int64_t i) { loops.layer_norm_row(dy + i * f, x + i * f, gamma, mean[i], invstd[i], dx + i * f, f); });
   for_feature_blocks(c, r, [&](int64_t begin, int64_t end) {
     std::fill(dgamma + begin, dgamma + end, 0.0f);
     std::fill(dbeta + begin, dbeta + end, 0.0f);
     for (int64_t i = 0; i < r.rows; ++i) {
-      loops.layer_norm_params(dy + i * f + begin, x + i * f + begin, mean[i], invstd[i], dgamma + begin,
-                              dbeta + begin, end - begin);
+      loops.layer_norm_params(dy + i * f + begin, x + i * f + begin, mean[i], invstd[i], dgamma + begin, dbeta + begin,
+                              end - begin);
     }
   });
   return Status::ok();
@@ -159,7 +160,9 @@ Status run_softmax_rows(const KernelCall& c, void (*row)(const float*, const flo
 
 }  // namespace
 
-Status run_softmax_grad(const KernelCall& c, const NormGradLoops& loops) { return run_softmax_rows(c, loops.softmax_row); }
+Status run_softmax_grad(const KernelCall& c, const NormGradLoops& loops) {
+  return run_softmax_rows(c, loops.softmax_row);
+}
 
 Status run_log_softmax_grad(const KernelCall& c, const NormGradLoops& loops) {
   return run_softmax_rows(c, loops.log_softmax_row);

@@ -2,12 +2,12 @@
 // vectorized pass over param, grad and state per update (optimizer_steps.hpp reads the schedule
 // and hyperparameters). Adam computes in f32 where ref uses double; the difference is a few f32
 // ulp of each update.
+#include <cmath>
+
 #include "kernels/cpu/cpu_families.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/optimizer_steps.hpp"
 #include "kernels/cpu/simd.hpp"
-
-#include <cmath>
 
 namespace pock::cpu {
 namespace {

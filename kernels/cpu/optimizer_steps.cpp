@@ -73,9 +73,8 @@ template <typename ChunkFn>
 void for_chunks(const KernelCall& c, int64_t count, const ChunkFn& fn) {
   const size_t n = static_cast<size_t>(count);
   pthreadpool_t pool = n >= kMinParallelElements ? thread_pool_for(c.desc->num_threads) : nullptr;
-  parallel_for(pool, n, balanced_tile(pool, n, kMinParallelElements / 4), [&](size_t begin, size_t end) {
-    fn(static_cast<int64_t>(begin), static_cast<int64_t>(end - begin));
-  });
+  parallel_for(pool, n, balanced_tile(pool, n, kMinParallelElements / 4),
+               [&](size_t begin, size_t end) { fn(static_cast<int64_t>(begin), static_cast<int64_t>(end - begin)); });
 }
 
 }  // namespace
@@ -113,7 +112,8 @@ Status run_sgd_update(const KernelCall& c, const OptimizerLoops& loops) {
   float* p = c.inout_data<float>(0);
   float* grad = c.inout_data<float>(1);
   float* buf = s.momentum != 0.0f && c.num_inputs() > 3 && c.has_input(3) ? c.inout_data<float>(3) : nullptr;
-  for_chunks(c, numel(c.in(1)), [&](int64_t at, int64_t n) { loops.sgd(p + at, grad + at, buf ? buf + at : nullptr, n, s); });
+  for_chunks(c, numel(c.in(1)),
+             [&](int64_t at, int64_t n) { loops.sgd(p + at, grad + at, buf ? buf + at : nullptr, n, s); });
   return Status::ok();
 }
 

@@ -68,7 +68,8 @@ bool avg_pool_grad_accepts(const pock_op_desc& op) {
 template <typename PlaneFn>
 void for_planes(const KernelCall& c, const PoolWindow& w, const PlaneFn& plane_fn) {
   const size_t planes = static_cast<size_t>(w.planes);
-  const size_t per_task = std::max<size_t>(1, kMinElementsPerTask / static_cast<size_t>(std::max<int64_t>(1, w.in_h * w.in_w)));
+  const size_t per_task =
+      std::max<size_t>(1, kMinElementsPerTask / static_cast<size_t>(std::max<int64_t>(1, w.in_h * w.in_w)));
   pthreadpool_t pool = planes > per_task ? thread_pool_for(c.desc->num_threads) : nullptr;
   parallel_for(pool, planes, balanced_tile(pool, planes, per_task), [&](size_t begin, size_t end) {
     for (size_t p = begin; p < end; ++p) plane_fn(static_cast<int64_t>(p));

@@ -32,8 +32,9 @@ std::string attr_text(const AttrValue& value) {
         } else {
           std::string s = "[";
           for (size_t i = 0; i < v.size(); ++i) {
-            if constexpr (std::is_same_v<T, std::vector<int64_t>>) s += (i ? "," : "") + std::to_string(v[i]);
-            else s += (i ? "," : "") + number(v[i]);
+            if (i) s += ",";
+            if constexpr (std::is_same_v<T, std::vector<int64_t>>) s += std::to_string(v[i]);
+            else s += number(v[i]);
           }
           return s + "]";
         }
@@ -47,13 +48,19 @@ std::string tensor_text(const ProgramSpec& spec, int32_t id) {
   std::string s = t.storage == Storage::kWeights ? "const " : "";
   s += dtype_name(t.dtype);
   s += "[";
-  for (size_t i = 0; i < t.shape.size(); ++i) s += (i ? "," : "") + std::to_string(t.shape[i]);
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(t.shape[i]);
+  }
   return s + "]";
 }
 
 std::string tensor_list(const ProgramSpec& spec, const std::vector<int32_t>& ids) {
   std::string s = "(";
-  for (size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + tensor_text(spec, ids[i]);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) s += ", ";
+    s += tensor_text(spec, ids[i]);
+  }
   return s + ")";
 }
 
@@ -67,7 +74,8 @@ std::string op_signature(const ProgramSpec& spec, const OpSpec& op) {
   std::string s = op.op + tensor_list(spec, op.inputs) + " -> " + tensor_list(spec, op.outputs) + " {";
   bool first = true;
   for (const auto& [name, value] : op.attrs.items()) {
-    s += (first ? "" : ", ") + name + "=" + attr_text(value);
+    if (!first) s += ", ";
+    s += name + "=" + attr_text(value);
     first = false;
   }
   return s + "}";

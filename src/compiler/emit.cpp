@@ -5,7 +5,7 @@
 #include <unordered_map>
 
 #include "compiler/backend_choice.hpp"
-#include "compiler/memplan/planner.hpp"
+#include "compiler/memplan/function_plan.hpp"
 #include "ir/op_schema.hpp"
 
 namespace pock {
@@ -131,83 +131,27 @@ Status emit_program(const TrainingProgram& program, const CompileOptions& option
     for (TensorId id : fn.inputs) fs.inputs.push_back(remap[id]);
     for (TensorId id : fn.outputs) fs.outputs.push_back(remap[id]);
     fs.loss = fn.loss == kNoTensor ? -1 : remap[fn.loss];
-    std::unordered_map<int32_t, size_t> request_of;  // spec tensor -> request
-    std::vector<BufferRequest> requests;
-    std::vector<int32_t> request_tensor;
     for (size_t k = 0; k < fn.nodes.size(); ++k) {
       const Node& n = fn.nodes[k];
       OpSpec op;
       op.op = n.op;
       op.name = n.name;
       op.attrs = n.attrs;
-      for (TensorId id : n.inputs) {
-        const int32_t t = id == kNoTensor ? -1 : remap[id];
-        op.inputs.push_back(t);
-        if (t >= 0 && spec->tensors[t].storage == Storage::kArena) {
-          auto it = request_of.find(t);
-          if (it == request_of.end()) {
-            return Status(Code::kInternal, "function '" + fn.name + "': '" + spec->tensors[t].name + "' is read by " + n.op +
-                                               " '" + n.name + "' before it is written");
-          }
-          requests[it->second].last = static_cast<int32_t>(k);
-        }
-      }
-      for (TensorId id : n.outputs) {
-        const int32_t t = remap[id];
-        op.outputs.push_back(t);
-        if (spec->tensors[t].storage == Storage::kArena && !request_of.count(t)) {
-          request_of[t] = requests.size();
-          requests.push_back({spec->tensors[t].nbytes, static_cast<int32_t>(k), static_cast<int32_t>(k)});
-          request_tensor.push_back(t);
-        }
-      }
+      for (TensorId id : n.inputs) op.inputs.push_back(id == kNoTensor ? -1 : remap[id]);
+      for (TensorId id : n.outputs) op.outputs.push_back(remap[id]);
       fs.ops.push_back(static_cast<uint32_t>(spec->ops.size()));
       op_phases.push_back(phase_letter(n.phase));
       spec->ops.push_back(std::move(op));
     }
-    // In-place elementwise: an output takes its input's buffer when the input dies at that op.
-    std::vector<size_t> group(requests.size());
-    for (size_t r = 0; r < group.size(); ++r) group[r] = r;
-    auto root = [&](size_t r) {
-      while (group[r] != r) r = group[r] = group[group[r]];
-      return r;
-    };
-    for (size_t k = 0; k < fn.nodes.size(); ++k) {
-      const Node& n = fn.nodes[k];
-      const OpSchema* schema = SchemaRegistry::global().find(n.op);
-      if (!schema || schema->inplace_input < 0 || n.outputs.empty()) continue;
-      const size_t ii = static_cast<size_t>(schema->inplace_input);
-      if (ii >= n.inputs.size() || n.inputs[ii] == kNoTensor) continue;
-      auto in = request_of.find(remap[n.inputs[ii]]);
-      auto out = request_of.find(remap[n.outputs[0]]);
-      if (in == request_of.end() || out == request_of.end()) continue;
-      const BufferRequest& rin = requests[in->second];
-      const BufferRequest& rout = requests[out->second];
-      bool read_twice = false;  // Mul(x, x) must not overwrite x while reading it as input 1
-      for (size_t j = 0; j < n.inputs.size(); ++j) read_twice = read_twice || (j != ii && n.inputs[j] == n.inputs[ii]);
-      if (rin.last == static_cast<int32_t>(k) && rout.first == static_cast<int32_t>(k) && rin.size == rout.size && !read_twice) {
-        group[root(out->second)] = root(in->second);
-      }
+    std::vector<bool> in_arena(g.num_tensors(), false);
+    for (size_t id = 0; id < g.num_tensors(); ++id) {
+      in_arena[id] = remap[id] >= 0 && spec->tensors[remap[id]].storage == Storage::kArena;
     }
-    std::vector<BufferRequest> merged;
-    std::vector<size_t> merged_of(requests.size());
-    std::unordered_map<size_t, size_t> index_of_root;
-    for (size_t r = 0; r < requests.size(); ++r) {
-      const size_t g = root(r);
-      auto it = index_of_root.find(g);
-      if (it == index_of_root.end()) {
-        it = index_of_root.emplace(g, merged.size()).first;
-        merged.push_back(requests[r]);
-      } else {
-        BufferRequest& m = merged[it->second];
-        m.size = std::max(m.size, requests[r].size);
-        m.first = std::min(m.first, requests[r].first);
-        m.last = std::max(m.last, requests[r].last);
-      }
-      merged_of[r] = it->second;
-    }
-    const MemoryPlan plan = plan_memory(merged);
-    for (size_t r = 0; r < requests.size(); ++r) spec->tensors[request_tensor[r]].offset = plan.offsets[merged_of[r]];
+    auto arena = plan_function_arena(g, fn.nodes, in_arena);
+    if (!arena.is_ok()) return Status(arena.status().code(), "function '" + fn.name + "': " + arena.status().message());
+    const MemoryPlan& plan = arena->plan;
+    for (size_t r = 0; r < arena->tensors.size(); ++r) spec->tensors[remap[arena->tensors[r]]].offset = arena->offsets[r];
+    const std::vector<BufferRequest>& requests = arena->lifetimes;
     fs.arena_bytes = plan.peak;
     spec->arena_bytes = std::max(spec->arena_bytes, plan.peak);
     const bool headline = fn.name == "train" || (fn.name == "infer" && rep.arena_peak_bytes == 0);

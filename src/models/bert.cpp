@@ -22,14 +22,16 @@ TensorId embeddings(Params& p, const BertConfig& c, TensorId input_ids, TensorId
   ModelBuilder& b = p.builder();
   const int64_t h = c.hidden_size;
   // transformers zeroes the padding token's row at init (nn.Embedding padding_idx).
-  std::vector<float> words = p.normal_values("embeddings.word_embeddings.weight", c.vocab_size * h, c.initializer_range);
+  std::vector<float> words =
+      p.normal_values("embeddings.word_embeddings.weight", c.vocab_size * h, c.initializer_range);
   if (c.pad_token_id >= 0 && c.pad_token_id < c.vocab_size) {
     std::fill_n(words.begin() + c.pad_token_id * h, h, 0.0f);
   }
   const TensorId word_table = b.parameter("embeddings.word_embeddings.weight", {c.vocab_size, h}, words);
   const TensorId position_table =
       p.normal("embeddings.position_embeddings.weight", {c.max_position_embeddings, h}, c.initializer_range);
-  const TensorId type_table = p.normal("embeddings.token_type_embeddings.weight", {c.type_vocab_size, h}, c.initializer_range);
+  const TensorId type_table =
+      p.normal("embeddings.token_type_embeddings.weight", {c.type_vocab_size, h}, c.initializer_range);
 
   TensorId x = b.named("embeddings.word_embeddings").embedding(word_table, input_ids);  // [B, S, H]
   // Without token_type_ids every token is segment 0: row 0, broadcast over [B, S].
@@ -109,8 +111,10 @@ Result<Graph> bert_classifier(const BertConfig& c) {
   ModelBuilder b;
   Params p(b, c.seed);
   const TensorId input_ids = b.input("input_ids", DType::kI64, {c.batch, c.seq_len});
-  const TensorId attention_mask = c.attention_mask ? b.input("attention_mask", DType::kI64, {c.batch, c.seq_len}) : kNoTensor;
-  const TensorId token_types = c.token_type_ids ? b.input("token_type_ids", DType::kI64, {c.batch, c.seq_len}) : kNoTensor;
+  const TensorId attention_mask =
+      c.attention_mask ? b.input("attention_mask", DType::kI64, {c.batch, c.seq_len}) : kNoTensor;
+  const TensorId token_types =
+      c.token_type_ids ? b.input("token_type_ids", DType::kI64, {c.batch, c.seq_len}) : kNoTensor;
 
   TensorId x = embeddings(p, c, input_ids, token_types);
   const TensorId bias = attention_mask != kNoTensor ? mask_bias(b, attention_mask) : kNoTensor;
@@ -120,9 +124,9 @@ Result<Graph> bert_classifier(const BertConfig& c) {
   }
   // BertPooler on the first ([CLS]) token, then BertForSequenceClassification's dropout + classifier.
   const LinearInit init{.normal_std = c.initializer_range};
-  TensorId cls = b.squeeze(b.slice(x, {0}, {1}, {1}), {1});  // [B, H]
-  TensorId pooled = b.named("pooler.activation").tanh(linear(p, cls, "pooler.dense", c.hidden_size, c.hidden_size, true, init));
-  pooled = maybe_dropout(b, pooled, "dropout", c.hidden_dropout);
+  const TensorId cls = b.squeeze(b.slice(x, {0}, {1}, {1}), {1});  // [B, H]
+  const TensorId dense = linear(p, cls, "pooler.dense", c.hidden_size, c.hidden_size, true, init);
+  const TensorId pooled = maybe_dropout(b, b.named("pooler.activation").tanh(dense), "dropout", c.hidden_dropout);
   b.output(linear(p, pooled, "classifier", c.hidden_size, c.num_labels, true, init), "logits");
   return b.finish();
 }

@@ -50,9 +50,10 @@ TensorId self_attention(Params& p, const LlamaConfig& c, TensorId x, const std::
 TensorId mlp(Params& p, const LlamaConfig& c, TensorId x, const std::string& name) {
   ModelBuilder& b = p.builder();
   const LinearInit init{.normal_std = c.initializer_range};
-  const TensorId gate = b.named(name + ".act_fn").silu(linear(p, x, name + ".gate_proj", c.hidden_size, c.intermediate_size, false, init));
+  const TensorId gate = linear(p, x, name + ".gate_proj", c.hidden_size, c.intermediate_size, false, init);
   const TensorId up = linear(p, x, name + ".up_proj", c.hidden_size, c.intermediate_size, false, init);
-  return linear(p, b.mul(gate, up), name + ".down_proj", c.intermediate_size, c.hidden_size, false, init);
+  const TensorId hidden = b.mul(b.named(name + ".act_fn").silu(gate), up);
+  return linear(p, hidden, name + ".down_proj", c.intermediate_size, c.hidden_size, false, init);
 }
 
 Status check(const LlamaConfig& c) {
@@ -85,17 +86,17 @@ Result<Graph> llama_causal_lm(const LlamaConfig& c) {
   TensorId x = b.named("model.embed_tokens").embedding(embed, input_ids);  // [B, S, H]
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string name = "model.layers." + std::to_string(i);
-    const TensorId attn =
-        self_attention(p, c, rms_norm(p, x, name + ".input_layernorm", c.hidden_size, c.rms_norm_eps), name + ".self_attn");
+    const TensorId attn = self_attention(p, c, rms_norm(p, x, name + ".input_layernorm", c.hidden_size, c.rms_norm_eps),
+                                         name + ".self_attn");
     x = b.named(name + ".attn_residual").add(x, attn);
-    const TensorId ffn = mlp(p, c, rms_norm(p, x, name + ".post_attention_layernorm", c.hidden_size, c.rms_norm_eps), name + ".mlp");
+    const TensorId ffn =
+        mlp(p, c, rms_norm(p, x, name + ".post_attention_layernorm", c.hidden_size, c.rms_norm_eps), name + ".mlp");
     x = b.named(name + ".mlp_residual").add(x, ffn);
   }
   x = rms_norm(p, x, "model.norm", c.hidden_size, c.rms_norm_eps);
   // Tied: the output projection is the embedding table itself (one parameter, two uses).
-  const TensorId head = c.tie_word_embeddings
-                            ? embed
-                            : p.normal("lm_head.weight", {c.vocab_size, c.hidden_size}, c.initializer_range);
+  const TensorId head =
+      c.tie_word_embeddings ? embed : p.normal("lm_head.weight", {c.vocab_size, c.hidden_size}, c.initializer_range);
   b.output(b.named("lm_head").linear(x, head), "logits");
   return b.finish();
 }

@@ -1,7 +1,7 @@
 // Parameter creation for the model zoo. Each parameter's initial values are drawn from a stream
 // keyed by (model seed, parameter name), so adding or reordering layers never changes the values
-// of the others; the generator (splitmix64 + Box-Muller in double) gives the same values on every
-// platform up to the last-bit differences of libm's log / cos / sin.
+// of the others; the generator (splitmix64 + the polar method, in double) gives the same values
+// on every platform up to last-bit differences of libm's log.
 #pragma once
 #include <cstdint>
 #include <string>

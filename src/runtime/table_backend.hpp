@@ -17,5 +17,6 @@ std::unique_ptr<pock_backend_v1, void (*)(pock_backend_v1*)> make_table_backend(
 // The in-tree backends' tables, filled once per process.
 const KernelTable& ref_kernels();
 const KernelTable& cpu_kernels();  // kernels/cpu: XNNPACK, OpenBLAS, vectorized loops
+const KernelTable& neon_kernels();  // kernels/neon: NEON intrinsics (aarch64 builds only)
 
 }  // namespace pock

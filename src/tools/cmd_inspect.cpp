@@ -24,13 +24,19 @@ Binding bind_here(const std::string& path, const std::string& backend) {
 
 std::string counts_text(const Json& counts) {
   std::string s;
-  for (const auto& [name, n] : counts.items()) s += (s.empty() ? "" : ", ") + name + " x" + n.dump();
+  for (const auto& [name, n] : counts.items()) {
+    if (!s.empty()) s += ", ";
+    s += name + " x" + n.dump();
+  }
   return s;
 }
 
 std::string shape_text(const Json& dtype, const Json& shape) {
   std::string s = dtype.get<std::string>() + "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + shape[i].dump();
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ",";
+    s += shape[i].dump();
+  }
   return s + "]";
 }
 
@@ -44,9 +50,12 @@ void print_functions(const Json& r) {
 
 void print_flops(const Json& r) {
   if (r["flops"].empty()) return;
-  std::printf("FLOPs per %s step:", r["step_function"].get<std::string>().c_str());
-  for (const auto& [phase, n] : r["flops"].items()) std::printf(" %s %s,", phase.c_str(), format_flops(n.get<double>()).c_str());
-  std::printf("\n");
+  std::string parts;
+  for (const auto& [phase, n] : r["flops"].items()) {
+    if (!parts.empty()) parts += ", ";
+    parts += phase + " " + format_flops(n.get<double>());
+  }
+  std::printf("FLOPs per %s step: %s\n", r["step_function"].get<std::string>().c_str(), parts.c_str());
 }
 
 void print_parameters(const Json& p) {
@@ -76,10 +85,18 @@ void print_backends(const Json& r) {
   std::printf("backends: the blob prefers %s", counts_text(b["preferred"]).c_str());
   const Json& choice = b["choice"];
   if (choice.contains("profiled_ops")) {
-    std::printf(" (profile %s: %lld ops; --backend: %lld; heuristic: %lld)",
-                choice.value("profile", "").empty() ? "none" : choice["profile"].get<std::string>().c_str(),
-                choice["profiled_ops"].get<long long>(), choice["requested_ops"].get<long long>(),
-                choice["heuristic_ops"].get<long long>());
+    std::string by;
+    auto add = [&](const char* key, const std::string& what) {
+      const long long n = choice[key].get<long long>();
+      if (n == 0) return;
+      if (!by.empty()) by += ", ";
+      by += what + " for " + std::to_string(n);
+    };
+    add("profiled_ops", "the profile " + choice.value("profile", ""));
+    add("requested_ops", "--backend");
+    add("heuristic_ops", "the heuristic");
+    add("undecided_ops", "nothing (no backend of the compiler claimed them)");
+    std::printf(", chosen by %s", by.c_str());
   }
   std::printf("\n");
   if (!b["bind_error"].is_null()) {
@@ -91,12 +108,12 @@ void print_backends(const Json& r) {
 }
 
 void print_ops(const Json& r) {
-  std::printf("%5s %-6s %-9s %-24s %-28s %12s %-8s %s\n", "index", "fn", "phase", "op", "name", "FLOPs", "prefers", "binds");
+  std::printf("%5s %-6s %-9s %-24s %12s %-8s %-8s %s\n", "index", "fn", "phase", "op", "FLOPs", "prefers", "binds", "name");
   for (const Json& o : r["ops"]) {
-    std::printf("%5lld %-6s %-9s %-24s %-28s %12lld %-8s %s\n", o["index"].get<long long>(),
+    std::printf("%5lld %-6s %-9s %-24s %12lld %-8s %-8s %s\n", o["index"].get<long long>(),
                 o["function"].get<std::string>().c_str(), o["phase"].get<std::string>().c_str(),
-                o["op"].get<std::string>().c_str(), o["name"].get<std::string>().c_str(), o["flops"].get<long long>(),
-                o["preferred"].get<std::string>().c_str(), o["bound"].is_null() ? "-" : o["bound"].get<std::string>().c_str());
+                o["op"].get<std::string>().c_str(), o["flops"].get<long long>(), o["preferred"].get<std::string>().c_str(),
+                o["bound"].is_null() ? "-" : o["bound"].get<std::string>().c_str(), o["name"].get<std::string>().c_str());
   }
 }
 

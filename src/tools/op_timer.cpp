@@ -44,11 +44,13 @@ class OpBuffers {
     const TensorSpec& t = spec.tensors[static_cast<size_t>(id)];
     const bool in_blob = t.storage == Storage::kWeights || t.has_init;
     const uint64_t offset = t.storage == Storage::kWeights ? t.offset : t.init_offset;
-    if (in_blob && offset + t.nbytes <= spec.weights.size()) {
-      std::memcpy(data, spec.weights.data() + offset, t.nbytes);
-    } else if (id == spec.step_tensor) {
-      const int64_t first_step = 1;  // optimizer kernels read the step as the engine sets it
+    if (id == spec.step_tensor) {
+      // The engine advances the counter before a step runs, so kernels never see its initial 0;
+      // optimizers with gradient accumulation act only on some steps, and step 1 acts for k = 1.
+      const int64_t first_step = 1;
       std::memcpy(data, &first_step, sizeof first_step);
+    } else if (in_blob && offset + t.nbytes <= spec.weights.size()) {
+      std::memcpy(data, spec.weights.data() + offset, t.nbytes);
     } else {
       fill_synthetic(t.dtype, data, t.nbytes, 0x5EED0000u + static_cast<uint64_t>(id));
     }

@@ -197,11 +197,10 @@ TEST_CASE("A recipe may change the batch size of every zoo model", "[models]") {
   models::BertConfig b;
   b.batch = 1, b.seq_len = 4, b.vocab_size = 10, b.hidden_size = 8, b.num_layers = 1, b.num_heads = 2;
   b.intermediate_size = 8, b.attention_mask = true;
-  const std::vector<std::pair<const char*, Result<Graph>>> graphs = {
-      {"mobilenet_v2", models::mobilenet_v2(m)},
-      {"resnet18", models::resnet18(r)},
-      {"bert", models::bert_classifier(b)},
-      {"llama", models::llama_causal_lm(tiny_llama())}};
+  const std::vector<std::pair<const char*, Result<Graph>>> graphs = {{"mobilenet_v2", models::mobilenet_v2(m)},
+                                                                     {"resnet18", models::resnet18(r)},
+                                                                     {"bert", models::bert_classifier(b)},
+                                                                     {"llama", models::llama_causal_lm(tiny_llama())}};
   for (const auto& [name, graph] : graphs) {
     INFO(name << ": " << graph.status().to_string());
     REQUIRE(graph.is_ok());

@@ -139,6 +139,7 @@ TEST_CASE("The LLaMA decoder (tied, grouped-query) trains a step with full backp
   c.batch = 2, c.seq_len = 8, c.vocab_size = 32, c.hidden_size = 16, c.num_layers = 2, c.num_heads = 4;
   c.num_kv_heads = 2, c.intermediate_size = 24;
   // Token-level cross-entropy: labels [B, S] over the vocabulary.
-  check_trains(models::llama_causal_lm(c), token_batch(c.batch * c.seq_len, c.vocab_size, c.batch * c.seq_len, c.vocab_size),
+  check_trains(models::llama_causal_lm(c),
+               token_batch(c.batch * c.seq_len, c.vocab_size, c.batch * c.seq_len, c.vocab_size),
                "model.embed_tokens.weight", 0.5);
 }

@@ -36,7 +36,9 @@ inline Result<RefTensors> read_ref_tensors(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   auto bad = [&](const std::string& why) { return Status(Code::kIo, path.string() + ": " + why); };
   if (!in) return bad("cannot open");
-  auto read = [&](void* dst, size_t n) { return static_cast<bool>(in.read(static_cast<char*>(dst), static_cast<std::streamsize>(n))); };
+  auto read = [&](void* dst, size_t n) {
+    return static_cast<bool>(in.read(static_cast<char*>(dst), static_cast<std::streamsize>(n)));
+  };
   char magic[8];
   uint32_t count = 0;
   if (!read(magic, 8) || std::memcmp(magic, "PKZOO1\n\0", 8) != 0 || !read(&count, 4)) return bad("bad header");
@@ -74,6 +76,8 @@ struct ReferenceRun {
   std::filesystem::path dir;
 };
 
+// Writes `spec` and runs make_reference.py (found next to this header, via __FILE__, which the
+// build gives as an absolute source path) into a per-process temporary directory.
 inline ReferenceRun run_reference_script(const nlohmann::json& spec) {
   ReferenceRun run;
   const std::filesystem::path script = std::filesystem::path(__FILE__).parent_path() / "make_reference.py";

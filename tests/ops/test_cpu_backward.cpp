@@ -2,17 +2,16 @@
 // shapes (support/backend_compare.hpp: same blob on a cpu-preferring and a ref-preferring
 // engine, binding checked, every output and every in-place update compared).
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "support/backend_compare.hpp"
+#include "support/backward_cases.hpp"
 
 using namespace pock;
 using namespace pock::test;
-using Ints = std::vector<int64_t>;
 
 namespace {
 
@@ -32,60 +31,8 @@ void check(const OpCase& c, const std::string& expected = kCpu, int num_threads 
 
 // ---- convolution ------------------------------------------------------------------------------
 
-struct ConvShape {
-  int64_t batch, channels, height, width, out_channels, kernel_h, kernel_w, groups;
-  Ints strides, pads, dilations;
-
-  int64_t out_h() const { return (height + pads[0] + pads[2] - dilations[0] * (kernel_h - 1) - 1) / strides[0] + 1; }
-  int64_t out_w() const { return (width + pads[1] + pads[3] - dilations[1] * (kernel_w - 1) - 1) / strides[1] + 1; }
-  Shape x() const { return {batch, channels, height, width}; }
-  Shape w() const { return {out_channels, channels / groups, kernel_h, kernel_w}; }
-  Shape dy() const { return {batch, out_channels, out_h(), out_w()}; }
-  bool depthwise() const { return groups > 1 && channels == groups; }
-  Attrs attrs() const {
-    Attrs a;
-    a.set("strides", strides);
-    a.set("pads", pads);
-    a.set("dilations", dilations);
-    a.set("groups", groups);
-    return a;
-  }
-};
-
 // Direct loops take depthwise layers (no library); OpenBLAS (im2col / col2im) takes the rest.
 const char* conv_grad_backend(const ConvShape& s) { return s.depthwise() ? kCpu : kBlasBackend; }
-
-OpCase grad_input_case(const ConvShape& s, bool frozen_weight, uint32_t seed) {
-  OpCase c{"Conv2dGradInput", {input(s.dy(), seed), frozen_weight ? frozen(s.w(), seed + 1) : input(s.w(), seed + 1)},
-           s.attrs()};
-  c.attrs.set("input_shape", s.x());
-  return c;
-}
-
-OpCase grad_weight_case(const ConvShape& s, int64_t channels, uint32_t seed) {
-  OpCase c{"Conv2dGradWeight", {input(s.x(), seed), input(s.dy(), seed + 1)}, s.attrs()};
-  c.attrs.set("kernel", Ints{s.kernel_h, s.kernel_w});
-  if (channels > 0) c.attrs.set("channels", channels);
-  return c;
-}
-
-std::vector<ConvShape> conv_shapes(std::mt19937& gen) {
-  const int64_t h = random_dim(gen, 5, 15), w = random_dim(gen, 5, 15), c = 2 * random_dim(gen, 1, 4);
-  return {
-      {1, c, h, w, 8, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}},      // same padding
-      {2, c, h, w, 5, 3, 3, 1, {2, 2}, {1, 1, 0, 0}, {1, 1}},      // strided, asymmetric padding
-      {2, c, h, w, 6, 1, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}},      // pointwise: GEMM on the planes
-      {1, c, h, w, 4, 1, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}},      // strided pointwise
-      {2, c, h, w, 6, 3, 3, 2, {1, 1}, {1, 1, 1, 1}, {1, 1}},      // grouped
-      {1, c, h, w, 4, 3, 3, 1, {1, 1}, {2, 2, 2, 2}, {2, 2}},      // dilated
-      {1, c, h, w, 3, 5, 3, 1, {1, 2}, {2, 1, 2, 1}, {1, 1}},      // rectangular kernel, mixed strides
-      {2, c, h, w, c, 3, 3, c, {1, 1}, {1, 1, 1, 1}, {1, 1}},      // depthwise
-      {1, c, h, w, c, 3, 3, c, {2, 2}, {1, 1, 1, 1}, {1, 1}},      // depthwise, strided
-      {2, c, h, w, 2 * c, 5, 5, c, {1, 1}, {2, 2, 2, 2}, {1, 1}},  // depthwise, multiplier 2
-      {1, c, h, w, c, 3, 3, c, {1, 2}, {0, 2, 1, 0}, {2, 1}},      // depthwise, dilated, odd padding
-      {1, c, h, w, c, 7, 7, c, {3, 3}, {3, 3, 3, 3}, {1, 1}},      // depthwise, stride 3
-  };
-}
 
 }  // namespace
 
@@ -135,7 +82,8 @@ TEST_CASE("cpu Conv2dGradBias and SumToShape match ref on the patterns backward 
   std::mt19937 gen(13);
   uint32_t seed = 1300;
   for (int trial = 0; trial < 3; ++trial) {
-    const int64_t n = random_dim(gen, 1, 4), c = random_dim(gen, 1, 20), h = random_dim(gen, 1, 9), w = random_dim(gen, 1, 9);
+    const int64_t n = random_dim(gen, 1, 4), c = random_dim(gen, 1, 20), h = random_dim(gen, 1, 9),
+                  w = random_dim(gen, 1, 9);
     check({"Conv2dGradBias", {input({n, c, h, w}, ++seed)}});
     check({"Conv2dGradBias", {input({n, c, h, w}, ++seed)}, {{"channels", random_dim(gen, 1, c)}}});
     check({"Conv2dGradBias", {input({n, c}, ++seed)}});  // no spatial axes: column sums
@@ -199,9 +147,9 @@ TEST_CASE("cpu MaxPool2dGrad and AvgPool2dGrad match ref", "[ops][cpu][grad]") {
     const Shape x{random_dim(gen, 1, 3), random_dim(gen, 1, 6), random_dim(gen, 4, 15), random_dim(gen, 4, 15)};
     const std::vector<PoolShape> shapes = {
         {x, {2, 2}, {2, 2}, {0, 0, 0, 0}, false},
-        {x, {3, 3}, {2, 2}, {1, 1, 1, 1}, false},  // overlapping windows
-        {x, {3, 3}, {2, 2}, {1, 1, 1, 1}, true},   // ceil_mode: a partial last window
-        {x, {3, 2}, {1, 2}, {1, 0, 0, 1}, false},  // rectangular, asymmetric padding
+        {x, {3, 3}, {2, 2}, {1, 1, 1, 1}, false},        // overlapping windows
+        {x, {3, 3}, {2, 2}, {1, 1, 1, 1}, true},         // ceil_mode: a partial last window
+        {x, {3, 2}, {1, 2}, {1, 0, 0, 1}, false},        // rectangular, asymmetric padding
         {x, {x[2], x[3]}, {1, 1}, {0, 0, 0, 0}, false},  // global pooling
     };
     for (const PoolShape& s : shapes) {
@@ -220,8 +168,9 @@ TEST_CASE("cpu BatchNormTrain, BatchNormTrainGrad and BatchNormParamGrad match r
   std::mt19937 gen(15);
   uint32_t seed = 1500;
   for (int trial = 0; trial < 4; ++trial) {
-    const Shape x = trial == 3 ? Shape{random_dim(gen, 2, 16), random_dim(gen, 1, 40)}
-                               : Shape{random_dim(gen, 1, 4), random_dim(gen, 1, 12), random_dim(gen, 1, 9), random_dim(gen, 2, 9)};
+    const Shape x =
+        trial == 3 ? Shape{random_dim(gen, 2, 16), random_dim(gen, 1, 40)}
+                   : Shape{random_dim(gen, 1, 4), random_dim(gen, 1, 12), random_dim(gen, 1, 9), random_dim(gen, 2, 9)};
     const Shape ch{x[1]};
     // Offset inputs: a mean far from zero catches a one-pass variance.
     OpCase train{"BatchNormTrain",
@@ -242,7 +191,8 @@ TEST_CASE("cpu BatchNormTrain, BatchNormTrainGrad and BatchNormParamGrad match r
                {input(big, 1), input({16}, 2), input({16}, 3), input({16}, 4), input({16}, 5, 0.5f, 2.0f)}};
   train.updated_inputs = {3, 4};
   check(train);
-  check({"BatchNormTrainGrad", {input(big, 6), input(big, 7), input({16}, 8), input({16}, 9, 0.5f, 2.0f), input({16}, 10)}});
+  check({"BatchNormTrainGrad",
+         {input(big, 6), input(big, 7), input({16}, 8), input({16}, 9, 0.5f, 2.0f), input({16}, 10)}});
 }
 
 TEST_CASE("cpu LayerNormGrad and RMSNormGrad match ref", "[ops][cpu][grad]") {
@@ -261,12 +211,15 @@ TEST_CASE("cpu LayerNormGrad and RMSNormGrad match ref", "[ops][cpu][grad]") {
   check({"LayerNormGrad",
          {input({3, 4, 5}, 1), input({3, 4, 5}, 2), input({3}, 3), input({3}, 4, 0.5f, 2.0f), input({4, 5}, 5)},
          {{"axis", int64_t{-2}}}});
-  check({"RMSNormGrad", {input({3, 4, 5}, 6), input({3, 4, 5}, 7), input({3}, 8, 0.5f, 2.0f), input({4, 5}, 9)},
+  check({"RMSNormGrad",
+         {input({3, 4, 5}, 6), input({3, 4, 5}, 7), input({3}, 8, 0.5f, 2.0f), input({4, 5}, 9)},
          {{"axis", int64_t{1}}}});
   // Rows split over the pool; features split over the pool for dgamma.
-  check({"LayerNormGrad",
-         {input({512, 96}, 10), input({512, 96}, 11), input({512}, 12), input({512}, 13, 0.5f, 2.0f), input({96}, 14)}});
-  check({"RMSNormGrad", {input({64, 2048}, 15), input({64, 2048}, 16), input({64}, 17, 0.5f, 2.0f), input({2048}, 18)}});
+  check(
+      {"LayerNormGrad",
+       {input({512, 96}, 10), input({512, 96}, 11), input({512}, 12), input({512}, 13, 0.5f, 2.0f), input({96}, 14)}});
+  check(
+      {"RMSNormGrad", {input({64, 2048}, 15), input({64, 2048}, 16), input({64}, 17, 0.5f, 2.0f), input({2048}, 18)}});
 }
 
 TEST_CASE("cpu SoftmaxGrad and LogSoftmaxGrad match ref on the last axis", "[ops][cpu][grad]") {
@@ -278,8 +231,9 @@ TEST_CASE("cpu SoftmaxGrad and LogSoftmaxGrad match ref on the last axis", "[ops
     check({"LogSoftmaxGrad", {input(s, ++seed), input(s, ++seed, -12.0f, 0.0f)}, {{"axis", int64_t{2}}}});
   }
   check({"SoftmaxGrad", {input({2, 5, 1}, 1), input({2, 5, 1}, 2, 0.0f, 1.0f)}, {{"axis", int64_t{1}}}});  // trailing 1
-  check({"LogSoftmaxGrad", {input({600, 128}, 3), input({600, 128}, 4, -12.0f, 0.0f)}});                  // thread pool
-  check({"SoftmaxGrad", {input({4, 6}, 5), input({4, 6}, 6, 0.0f, 1.0f)}, {{"axis", int64_t{0}}}}, kRef);  // strided axis
+  check({"LogSoftmaxGrad", {input({600, 128}, 3), input({600, 128}, 4, -12.0f, 0.0f)}});  // thread pool
+  check({"SoftmaxGrad", {input({4, 6}, 5), input({4, 6}, 6, 0.0f, 1.0f)}, {{"axis", int64_t{0}}}},
+        kRef);  // strided axis
 }
 
 TEST_CASE("cpu activation gradients match ref", "[ops][cpu][grad]") {
@@ -330,18 +284,6 @@ TEST_CASE("cpu LinearInputGrad and LinearWeightGrad match ref", "[ops][cpu][grad
   }
 }
 
-namespace {
-
-std::vector<int64_t> random_labels(std::mt19937& gen, int64_t count, int64_t classes, int64_t ignore_every = 0) {
-  std::vector<int64_t> labels(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) {
-    labels[static_cast<size_t>(i)] = ignore_every && i % ignore_every == 1 ? -100 : random_dim(gen, 0, classes - 1);
-  }
-  return labels;
-}
-
-}  // namespace
-
 TEST_CASE("cpu SoftmaxCrossEntropy and its gradient match ref", "[ops][cpu][grad]") {
   std::mt19937 gen(20);
   uint32_t seed = 2000;
@@ -374,32 +316,6 @@ TEST_CASE("cpu SoftmaxCrossEntropy rejects a label outside the classes", "[ops][
   }
 }
 
-namespace {
-
-// (param, grad, step, state...) for an update op; `updated` lists what the op writes in place.
-OpCase update_case(const char* op, const Shape& shape, int64_t step, int state_count, bool clip, Attrs attrs,
-                   uint32_t seed) {
-  OpCase c{op, {input(shape, seed), input(shape, seed + 1), int64s({}, {step})}, std::move(attrs)};
-  c.updated_inputs = {0, 1};
-  for (int i = 0; i < state_count; ++i) {
-    // Adam's second moment is positive and, as in training, of the order of the squared first
-    // moment: an update then moves the parameter by at most a few lr, which f32 computes to a
-    // few 1e-7. Momentum buffers and first moments may be anything.
-    const bool second_moment = std::string(op) == "AdamUpdate" && i == 1;
-    c.inputs.push_back(input(shape, seed + 2 + static_cast<uint32_t>(i), second_moment ? 0.1f : -1.0f, 1.0f));
-    c.updated_inputs.push_back(3 + i);
-  }
-  if (clip) {
-    if (state_count == 0) c.inputs.push_back(omitted());
-    c.inputs.push_back(values({}, {0.25f}));
-  }
-  // An update moves the parameter by lr * O(1): compare it at f32 precision, not at 1e-4.
-  c.tolerance = 4e-6;
-  return c;
-}
-
-}  // namespace
-
 TEST_CASE("cpu SgdUpdate and AdamUpdate match ref", "[ops][cpu][optimizer]") {
   std::mt19937 gen(21);
   uint32_t seed = 2100;
@@ -431,8 +347,15 @@ TEST_CASE("cpu SgdUpdate and AdamUpdate match ref", "[ops][cpu][optimizer]") {
     adam_cosine.set("lr", 0.1);
     check(update_case("AdamUpdate", shape, 2, 2, false, adam_cosine, seed += 5));
   }
+  // Partial-channel updates: the gradient and state cover the first rows only.
+  for (int64_t rows : {1, 3}) {
+    check(update_case("SgdUpdate", {5, 37}, 2, 1, false, {{"lr", 0.3}, {"momentum", 0.9}}, seed += 5, rows));
+    check(update_case("SgdUpdate", {5, 37}, 1, 0, true, {{"lr", 0.3}, {"weight_decay", 0.1}}, seed += 5, rows));
+    check(update_case("AdamUpdate", {5, 37}, 3, 2, false, {{"lr", 0.1}, {"weight_decay", 0.1}}, seed += 5, rows));
+  }
   // Large enough for the thread pool.
-  check(update_case("AdamUpdate", {300, 257}, 4, 2, false, {{"lr", 0.1}, {"decoupled", int64_t{1}}, {"weight_decay", 0.05}}, 1));
+  check(update_case("AdamUpdate", {300, 257}, 4, 2, false,
+                    {{"lr", 0.1}, {"decoupled", int64_t{1}}, {"weight_decay", 0.05}}, 1));
   check(update_case("SgdUpdate", {70000}, 2, 1, false, {{"lr", 0.3}, {"momentum", 0.9}}, 2));
 }
 
@@ -446,7 +369,8 @@ TEST_CASE("cpu AccumulateGrad and GlobalNormClipScale match ref", "[ops][cpu][op
     check(acc);
     // Norms above and below max_norm: the clamp to 1 and the scaled case.
     for (double max_norm : {0.5, 1e4}) {
-      check({"GlobalNormClipScale", {input(shape, ++seed), input({random_dim(gen, 1, 50)}, ++seed), input({}, ++seed)},
+      check({"GlobalNormClipScale",
+             {input(shape, ++seed), input({random_dim(gen, 1, 50)}, ++seed), input({}, ++seed)},
              {{"max_norm", max_norm}, {"grad_scale", 0.5}}});
     }
   }

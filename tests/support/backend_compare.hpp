@@ -12,7 +12,6 @@
 // zero from demanding a relative precision f32 sums cannot give.
 #pragma once
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -30,10 +29,10 @@ namespace pock::test {
 struct Operand {
   DType dtype = DType::kF32;
   Shape shape;
-  std::vector<float> values;   // f32 operands
-  std::vector<int64_t> ints;   // i64 operands (labels, the step counter)
-  bool frozen = false;         // a model parameter (constant in the blob) rather than a graph input
-  bool omitted = false;        // an absent optional input
+  std::vector<float> values;  // f32 operands
+  std::vector<int64_t> ints;  // i64 operands (labels, the step counter)
+  bool frozen = false;        // a model parameter (constant in the blob) rather than a graph input
+  bool omitted = false;       // an absent optional input
 
   size_t nbytes() const { return dtype == DType::kI64 ? ints.size() * sizeof(int64_t) : values.size() * sizeof(float); }
   const void* data() const { return dtype == DType::kI64 ? static_cast<const void*>(ints.data()) : values.data(); }
@@ -104,9 +103,12 @@ class BoundCase {
     for (size_t i = 0; i < c.inputs.size(); ++i) {
       const Operand& in = c.inputs[i];
       const std::string name = "in" + std::to_string(i);
-      if (in.omitted) ids.push_back(kNoTensor);
-      else if (in.frozen) ids.push_back(g.add_parameter_f32(name, in.shape, in.values));
-      else ids.push_back(g.add_input(name, in.dtype, in.shape));
+      if (in.omitted)
+        ids.push_back(kNoTensor);
+      else if (in.frozen)
+        ids.push_back(g.add_parameter_f32(name, in.shape, in.values));
+      else
+        ids.push_back(g.add_input(name, in.dtype, in.shape));
     }
     auto outs = g.add_node(c.op, ids, c.attrs, "node");
     INFO(outs.status().to_string());

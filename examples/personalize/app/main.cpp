@@ -2,7 +2,7 @@
 // user's own images and checks it on held-out ones. It links only pock_runtime.
 //
 //   personalize BLOB --train PREFIX --test PREFIX --steps N [--eval-every K] [--log LOG.jsonl]
-//               [--summary SUMMARY.json] [--checkpoint CKPT] [--threads T] [--seed S]
+//               [--summary SUMMARY.json] [--checkpoint CKPT] [--threads T] [--seed S] [--backend NAME]
 //
 // PREFIX names a pair of raw files (see sample_files.hpp). Every step trains on one batch of a
 // seeded per-epoch shuffle; every K steps (and before the first) the held-out accuracy is
@@ -24,7 +24,7 @@ namespace {
 using namespace personalize;
 
 struct Args {
-  std::string blob, train, test, log, summary, checkpoint;
+  std::string blob, train, test, log, summary, checkpoint, backend;
   int64_t steps = 0, eval_every = 0, threads = 0, seed = 0;
 };
 
@@ -38,6 +38,7 @@ bool parse_args(int argc, char** argv, Args* a) {
     else if (key == "--log") a->log = value;
     else if (key == "--summary") a->summary = value;
     else if (key == "--checkpoint") a->checkpoint = value;
+    else if (key == "--backend") a->backend = value;
     else if (key == "--steps") a->steps = std::atoll(value.c_str());
     else if (key == "--eval-every") a->eval_every = std::atoll(value.c_str());
     else if (key == "--threads") a->threads = std::atoll(value.c_str());
@@ -97,9 +98,12 @@ int run(const Args& a) {
   const int64_t rss_before_engine = current_rss_bytes();
   pock::Engine::Options options;
   options.num_threads = static_cast<int>(a.threads);
+  options.backend = a.backend;  // empty: the kernels the blob chose
   auto engine = pock::Engine::open(a.blob, options);
   if (!engine.is_ok()) return fail(a.blob, engine.status());
-  if (!engine->can_train()) return fail(a.blob, pock::Status(pock::Code::kInvalidArgument, "compiled without a recipe"));
+  if (!engine->can_train()) {
+    return fail(a.blob, pock::Status(pock::Code::kInvalidArgument, "compiled without a recipe: it cannot train"));
+  }
   auto feed = BatchFeed::create(*engine, InputNames{});
   if (!feed.is_ok()) return fail(a.blob, feed.status());
   auto train = SampleFiles::open(a.train, feed->sample_floats());
@@ -167,7 +171,7 @@ int main(int argc, char** argv) {
   if (!parse_args(argc, argv, &args)) {
     std::fprintf(stderr,
                  "usage: %s BLOB --train PREFIX --test PREFIX --steps N [--eval-every K] [--log LOG.jsonl]\n"
-                 "          [--summary SUMMARY.json] [--checkpoint CKPT] [--threads T] [--seed S]\n",
+                 "          [--summary SUMMARY.json] [--checkpoint CKPT] [--threads T] [--seed S] [--backend NAME]\n",
                  argv[0]);
     return 2;
   }

@@ -39,13 +39,23 @@ int reorder_updates(const TrainingProgram& program, FunctionDef& fn) {
     for (TensorId in : rest[k].inputs) if (in != kNoTensor) last_reader[in] = k;
     for (TensorId out : rest[k].outputs) producer[out] = k;
   }
-  // Updates may depend on each other's outputs (rare: e.g. a shared clipping scale); keep their
-  // relative order and never place one before an earlier update.
+  // Updates are placed independently, each after its own dependencies; an update only waits for
+  // an earlier update when the two touch a common tensor (e.g. a shared clipping scale).
   std::vector<std::vector<Node>> after(rest.size() + 1);
-  int floor = -1;
+  std::vector<int> slot(updates.size(), -1);
   int moved = 0;
   const int original_tail = static_cast<int>(rest.size()) - 1;
-  for (Node& u : updates) {
+  auto touches = [](const Node& a, const Node& b) {
+    for (TensorId x : a.inputs) {
+      if (x == kNoTensor) continue;
+      for (TensorId y : b.inputs) if (x == y) return true;
+      for (TensorId y : b.outputs) if (x == y) return true;
+    }
+    for (TensorId x : a.outputs) for (TensorId y : b.inputs) if (x == y) return true;
+    return false;
+  };
+  for (size_t i = 0; i < updates.size(); ++i) {
+    const Node& u = updates[i];
     int earliest = -1;
     for (TensorId in : u.inputs) {
       if (in == kNoTensor) continue;
@@ -54,11 +64,13 @@ int reorder_updates(const TrainingProgram& program, FunctionDef& fn) {
       auto r = last_reader.find(in);  // every other reader of a mutated tensor must run first
       if (r != last_reader.end()) earliest = std::max(earliest, r->second);
     }
-    earliest = std::max(earliest, floor);
-    floor = earliest;
+    for (size_t j = 0; j < i; ++j) {
+      if (touches(u, updates[j])) earliest = std::max(earliest, slot[j]);
+    }
+    slot[i] = earliest;
     if (earliest < original_tail) ++moved;
-    after[earliest + 1].push_back(std::move(u));
   }
+  for (size_t i = 0; i < updates.size(); ++i) after[slot[i] + 1].push_back(std::move(updates[i]));
   std::vector<Node> out;
   out.reserve(rest.size() + updates.size());
   for (Node& u : after[0]) out.push_back(std::move(u));

@@ -1,0 +1,80 @@
+// BatchNormTrain, BatchNormTrainGrad and BatchNormParamGrad with NEON: the per-channel steps of
+// kernels/cpu/batch_norm_steps.hpp with four-lane loops. Reductions finish their tails in scalar
+// code (a zero-padded lane would add (0 - center)^2); elementwise passes go through neon_util's
+// padded tail.
+#include <arm_neon.h>
+
+#include "kernels/cpu/batch_norm_steps.hpp"
+#include "kernels/neon/neon_families.hpp"
+#include "kernels/neon/neon_util.hpp"
+
+namespace pock::neon {
+namespace {
+
+float sum(const float* x, int64_t n) {
+  float32x4_t acc = vdupq_n_f32(0.0f);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) acc = vaddq_f32(acc, vld1q_f32(x + i));
+  float s = vaddvq_f32(acc);
+  for (; i < n; ++i) s += x[i];
+  return s;
+}
+
+float sum_squared_deviation(const float* x, float center, int64_t n) {
+  const float32x4_t c = vdupq_n_f32(center);
+  float32x4_t acc = vdupq_n_f32(0.0f);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const float32x4_t d = vsubq_f32(vld1q_f32(x + i), c);
+    acc = vfmaq_f32(acc, d, d);
+  }
+  float s = vaddvq_f32(acc);
+  for (; i < n; ++i) s += (x[i] - center) * (x[i] - center);
+  return s;
+}
+
+void normalize(const float* x, float center, float scale, float shift, float* y, int64_t n) {
+  const float32x4_t c = vdupq_n_f32(center), k = vdupq_n_f32(scale), b = vdupq_n_f32(shift);
+  map(x, y, n, [&](float32x4_t v) { return vfmaq_f32(b, vsubq_f32(v, c), k); });
+}
+
+void grad_sums(const float* dy, const float* x, float center, int64_t n, float* sum_dy, float* sum_dy_dev) {
+  const float32x4_t c = vdupq_n_f32(center);
+  float32x4_t s = vdupq_n_f32(0.0f), sd = vdupq_n_f32(0.0f);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const float32x4_t g = vld1q_f32(dy + i);
+    s = vaddq_f32(s, g);
+    sd = vfmaq_f32(sd, g, vsubq_f32(vld1q_f32(x + i), c));
+  }
+  float total = vaddvq_f32(s), total_dev = vaddvq_f32(sd);
+  for (; i < n; ++i) {
+    total += dy[i];
+    total_dev += dy[i] * (x[i] - center);
+  }
+  *sum_dy = total;
+  *sum_dy_dev = total_dev;
+}
+
+// dx = a dy + b (x - center) + c
+void combine(const float* dy, const float* x, float center, float a, float b, float c, float* dx, int64_t n) {
+  const float32x4_t vc = vdupq_n_f32(center), va = vdupq_n_f32(a), vb = vdupq_n_f32(b), shift = vdupq_n_f32(c);
+  map(dy, x, dx, n,
+      [&](float32x4_t g, float32x4_t v) { return vfmaq_f32(vfmaq_f32(shift, g, va), vsubq_f32(v, vc), vb); });
+}
+
+const cpu::BatchNormLoops kLoops{sum, sum_squared_deviation, normalize, grad_sums, combine};
+
+Status train(const KernelCall& c) { return cpu::run_batch_norm_train(c, kLoops); }
+Status train_grad(const KernelCall& c) { return cpu::run_batch_norm_train_grad(c, kLoops); }
+Status param_grad(const KernelCall& c) { return cpu::run_batch_norm_param_grad(c, kLoops); }
+
+}  // namespace
+
+void register_batch_norm(KernelTable& t) {
+  t.add(def("BatchNormTrain", train, cpu::batch_norm_train_accepts));
+  t.add(def("BatchNormTrainGrad", train_grad, cpu::batch_norm_train_grad_accepts));
+  t.add(def("BatchNormParamGrad", param_grad, cpu::batch_norm_param_grad_accepts));
+}
+
+}  // namespace pock::neon

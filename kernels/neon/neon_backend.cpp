@@ -1,0 +1,23 @@
+// The neon backend (aarch64 builds only): NEON intrinsics for the loops that dominate a training
+// step on an ARM device — elementwise ops and their gradients, gradient sums, norms and their
+// gradients, optimizer updates, depthwise-conv gradients. Its kernels score above the cpu
+// backend's portable loops, which in turn take what neon lacks (GEMM-based ops, pools, losses);
+// ref is the fallback. Shape handling is shared with kernels/cpu (the *_steps.hpp traversals),
+// so a neon kernel differs from its cpu twin only in its innermost loops.
+#include "kernels/neon/neon_families.hpp"
+#include "runtime/table_backend.hpp"
+
+namespace pock {
+
+const KernelTable& neon_kernels() {
+  static const KernelTable table = [] {
+    KernelTable t;
+#define POCK_NEON_FAMILY(family) neon::register_##family(t);
+#include "kernels/neon/neon_families.def"
+#undef POCK_NEON_FAMILY
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace pock

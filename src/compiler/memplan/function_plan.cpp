@@ -1,0 +1,83 @@
+#include "compiler/memplan/function_plan.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+
+#include "ir/op_schema.hpp"
+
+namespace pock {
+
+int inplace_candidate(const Node& n) {
+  const OpSchema* schema = SchemaRegistry::global().find(n.op);
+  if (!schema || schema->inplace_input < 0 || n.outputs.empty()) return -1;
+  const size_t ii = static_cast<size_t>(schema->inplace_input);
+  if (ii >= n.inputs.size() || n.inputs[ii] == kNoTensor) return -1;
+  for (size_t j = 0; j < n.inputs.size(); ++j) {
+    if (j != ii && n.inputs[j] == n.inputs[ii]) return -1;  // Mul(x, x) must not overwrite x
+  }
+  return static_cast<int>(ii);
+}
+
+Result<FunctionArenaPlan> plan_function_arena(const Graph& g, const std::vector<Node>& nodes,
+                                              const std::vector<bool>& in_arena) {
+  FunctionArenaPlan out;
+  std::unordered_map<TensorId, size_t> request_of;
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const int32_t at = static_cast<int32_t>(k);
+    for (TensorId id : nodes[k].inputs) {
+      if (id == kNoTensor || !in_arena[static_cast<size_t>(id)]) continue;
+      auto it = request_of.find(id);
+      if (it == request_of.end()) {
+        return Status(Code::kInternal, "'" + g.tensor(id).name + "' is read by " + nodes[k].op + " '" + nodes[k].name +
+                                           "' before it is written");
+      }
+      out.lifetimes[it->second].last = at;
+    }
+    for (TensorId id : nodes[k].outputs) {
+      if (!in_arena[static_cast<size_t>(id)] || request_of.count(id)) continue;
+      request_of[id] = out.lifetimes.size();
+      out.lifetimes.push_back({g.tensor(id).nbytes(), at, at});
+      out.tensors.push_back(id);
+    }
+  }
+  // In-place groups (union-find over buffers).
+  std::vector<size_t> group(out.lifetimes.size());
+  std::iota(group.begin(), group.end(), size_t{0});
+  auto root = [&](size_t r) {
+    while (group[r] != r) r = group[r] = group[group[r]];
+    return r;
+  };
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const int ii = inplace_candidate(nodes[k]);
+    if (ii < 0) continue;
+    auto in = request_of.find(nodes[k].inputs[static_cast<size_t>(ii)]);
+    auto res = request_of.find(nodes[k].outputs[0]);
+    if (in == request_of.end() || res == request_of.end()) continue;
+    const BufferRequest& rin = out.lifetimes[in->second];
+    const BufferRequest& rout = out.lifetimes[res->second];
+    const int32_t at = static_cast<int32_t>(k);
+    if (rin.last == at && rout.first == at && rin.size == rout.size) group[root(res->second)] = root(in->second);
+  }
+  std::vector<BufferRequest> merged;
+  std::vector<size_t> merged_of(out.lifetimes.size());
+  std::unordered_map<size_t, size_t> index_of_root;
+  for (size_t r = 0; r < out.lifetimes.size(); ++r) {
+    auto [it, fresh] = index_of_root.emplace(root(r), merged.size());
+    if (fresh) {
+      merged.push_back(out.lifetimes[r]);
+    } else {
+      BufferRequest& m = merged[it->second];
+      m.size = std::max(m.size, out.lifetimes[r].size);
+      m.first = std::min(m.first, out.lifetimes[r].first);
+      m.last = std::max(m.last, out.lifetimes[r].last);
+    }
+    merged_of[r] = it->second;
+  }
+  out.plan = plan_memory(merged);
+  out.offsets.resize(out.lifetimes.size());
+  for (size_t r = 0; r < out.lifetimes.size(); ++r) out.offsets[r] = out.plan.offsets[merged_of[r]];
+  return out;
+}
+
+}  // namespace pock
