@@ -76,11 +76,11 @@ struct ReferenceRun {
   std::filesystem::path dir;
 };
 
-// Writes `spec` and runs make_reference.py (found next to this header, via __FILE__, which the
-// build gives as an absolute source path) into a per-process temporary directory.
+// Writes `spec` and runs make_reference.py (in tests/models, POCK_TESTS_DIR from the build) into a
+// per-process temporary directory.
 inline ReferenceRun run_reference_script(const nlohmann::json& spec) {
   ReferenceRun run;
-  const std::filesystem::path script = std::filesystem::path(__FILE__).parent_path() / "make_reference.py";
+  const std::filesystem::path script = std::filesystem::path(POCK_TESTS_DIR) / "models" / "make_reference.py";
   if (!std::filesystem::exists("/usr/bin/python3")) {
     run.skipped = true;
     return run;
