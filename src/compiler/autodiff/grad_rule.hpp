@@ -28,6 +28,7 @@ class GradContext {
   // that trains only its leading k rows, k; else -1. A rule may then emit the cheaper gradient of
   // just those rows ([k, ...]); a full-shape gradient is sliced by the driver.
   int64_t leading_rows(size_t i) const;
+  // The reference dies at the next emit (the tensor table grows): copy what you keep.
   const TensorDesc& desc(TensorId id) const { return graph_.tensor(id); }
   Graph& graph() { return graph_; }
 

@@ -32,7 +32,7 @@ Status conv2d(GradContext& ctx) {
   }
   // Partial-channel updates compute only the leading output channels' weight / bias gradients.
   if (ctx.needs(1)) {
-    const Shape& w = ctx.desc(ctx.x(1)).shape;
+    const Shape w = ctx.desc(ctx.x(1)).shape;  // a copy: emitting nodes grows the tensor table
     Attrs attrs = forward_attrs_with(ctx, "kernel", std::vector<int64_t>{w[2], w[3]});
     if (ctx.leading_rows(1) > 0) attrs.set("channels", ctx.leading_rows(1));
     ctx.set_dx(1, ctx.emit1("Conv2dGradWeight", {ctx.x(0), dy}, std::move(attrs)));
@@ -61,7 +61,7 @@ Status avg_pool2d(GradContext& ctx) {
 // GlobalAvgPool: every pixel of a plane receives its plane's dy / (H * W).
 Status global_avg_pool(GradContext& ctx) {
   if (ctx.dy(0) == kNoTensor || !ctx.needs(0)) return Status::ok();
-  const Shape& x = ctx.desc(ctx.x(0)).shape;
+  const Shape x = ctx.desc(ctx.x(0)).shape;  // a copy: emitting nodes grows the tensor table
   const int64_t area = x[2] * x[3];
   const TensorId scaled =
       ctx.emit1("ScaleShift", {ctx.dy(0)}, {{"alpha", area > 0 ? 1.0 / static_cast<double>(area) : 0.0}});

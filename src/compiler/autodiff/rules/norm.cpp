@@ -34,7 +34,7 @@ Status emit_grads(GradContext& ctx, const char* op, std::vector<TensorId> inputs
 Status batch_norm(GradContext& ctx) {
   const TensorId dy = ctx.dy(0);
   if (dy == kNoTensor || !(ctx.needs(0) || ctx.needs(1) || ctx.needs(2))) return Status::ok();
-  const Shape& x = ctx.desc(ctx.x(0)).shape;
+  const Shape x = ctx.desc(ctx.x(0)).shape;  // a copy: emitting nodes grows the tensor table
   const double eps = ctx.attrs().get_float("eps", 1e-5);
   const TensorId invstd = ctx.emit1("Rsqrt", {ctx.emit1("ScaleShift", {ctx.x(4)}, {{"beta", eps}})});
   if (ctx.needs(0)) {

@@ -10,7 +10,7 @@ bool wants_dx0(const GradContext& ctx) { return ctx.dy(0) != kNoTensor && ctx.ne
 // token seen twice gets both gradients). Indices are integers: no gradient.
 Status gather(GradContext& ctx) {
   if (!wants_dx0(ctx)) return Status::ok();
-  const Shape& data = ctx.desc(ctx.x(0)).shape;
+  const Shape data = ctx.desc(ctx.x(0)).shape;  // a copy: emitting nodes grows the tensor table
   ctx.set_dx(
       0, ctx.emit1("GatherGrad", {ctx.dy(0), ctx.x(1)}, {{"axis", ctx.attrs().get_int("axis", 0)}, {"shape", data}}));
   return ctx.status();
