@@ -5,50 +5,19 @@
 #include <limits>
 
 #include "ir/activation.hpp"
+#include "kernels/ref/conv_window.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
 namespace {
 
-int64_t list_value(const KernelCall& c, const char* name, int64_t i, int64_t fallback) {
-  const IntSpan list = c.attr_ints(name);
-  return i < list.size ? list[i] : fallback;
-}
-
-// Window geometry shared by Conv2d and the pools; the output extent comes from the output tensor.
-struct Window {
-  int64_t batch, channels, in_h, in_w, out_h, out_w;
-  int64_t kernel_h, kernel_w, stride_h, stride_w, dilation_h = 1, dilation_w = 1, pad_top, pad_left;
-  int64_t pad_bottom, pad_right;
-};
-
-Window window_of(const KernelCall& c, int64_t kernel_h, int64_t kernel_w, int64_t default_stride_h,
-                 int64_t default_stride_w) {
-  const pock_tensor_desc& x = c.in(0);
-  const pock_tensor_desc& y = c.out(0);
-  Window w{};
-  w.batch = x.dims[0];
-  w.channels = x.dims[1];
-  w.in_h = x.dims[2];
-  w.in_w = x.dims[3];
-  w.out_h = y.dims[2];
-  w.out_w = y.dims[3];
-  w.kernel_h = kernel_h;
-  w.kernel_w = kernel_w;
-  w.stride_h = list_value(c, "strides", 0, default_stride_h);
-  w.stride_w = list_value(c, "strides", 1, default_stride_w);
-  w.pad_top = list_value(c, "pads", 0, 0);
-  w.pad_left = list_value(c, "pads", 1, 0);
-  w.pad_bottom = list_value(c, "pads", 2, 0);
-  w.pad_right = list_value(c, "pads", 3, 0);
-  return w;
-}
+using ref::list_value;
+using ref::Window;
+using ref::window_of;
 
 Status conv2d(const KernelCall& c) {
   const pock_tensor_desc& wd = c.in(1);
-  Window g = window_of(c, wd.dims[2], wd.dims[3], 1, 1);
-  g.dilation_h = list_value(c, "dilations", 0, 1);
-  g.dilation_w = list_value(c, "dilations", 1, 1);
+  Window g = window_of(c, c.in(0), c.out(0), wd.dims[2], wd.dims[3], 1, 1);
   const int64_t groups = c.attr_int("groups", 1);
   const int64_t out_channels = c.out(0).dims[1];
   const int64_t in_per_group = wd.dims[1];
@@ -67,7 +36,7 @@ Status conv2d(const KernelCall& c) {
         for (int64_t ox = 0; ox < g.out_w; ++ox) {
           double acc = bias ? bias[o] : 0.0;
           for (int64_t ci = 0; ci < in_per_group; ++ci) {
-            const float* plane = x + (n * g.channels + first_in_channel + ci) * g.in_h * g.in_w;
+            const float* plane = x + (n * g.in_channels + first_in_channel + ci) * g.in_h * g.in_w;
             const float* filter = w + (o * in_per_group + ci) * g.kernel_h * g.kernel_w;
             for (int64_t ky = 0; ky < g.kernel_h; ++ky) {
               const int64_t iy = oy * g.stride_h - g.pad_top + ky * g.dilation_h;
@@ -91,7 +60,7 @@ Status conv2d(const KernelCall& c) {
 Window pool_window(const KernelCall& c) {
   const int64_t kh = list_value(c, "kernel", 0, 1);
   const int64_t kw = list_value(c, "kernel", 1, 1);
-  return window_of(c, kh, kw, kh, kw);
+  return window_of(c, c.in(0), c.out(0), kh, kw, kh, kw);
 }
 
 // Calls f(output_index, plane, y0, y1, x0, x1, oy, ox) per output element with the window clipped
@@ -99,7 +68,7 @@ Window pool_window(const KernelCall& c) {
 template <typename F>
 void for_each_window(const Window& g, const float* x, F&& f) {
   int64_t out = 0;
-  for (int64_t plane_index = 0; plane_index < g.batch * g.channels; ++plane_index) {
+  for (int64_t plane_index = 0; plane_index < g.batch * g.in_channels; ++plane_index) {
     const float* plane = x + plane_index * g.in_h * g.in_w;
     for (int64_t oy = 0; oy < g.out_h; ++oy) {
       const int64_t top = oy * g.stride_h - g.pad_top;
