@@ -29,5 +29,10 @@ struct ConvGeometry {
 // Reads the geometry of a Conv2d; false when the op is not a well-formed 2-D f32 convolution
 // (the schema checked it, this guards the backend against what it does not expect).
 bool conv_geometry(const pock_op_desc& op, ConvGeometry* g);
+// The part every conv op shares: extents from x [N, C, H, W] and y (or dy) [N, O, OH, OW], the
+// kernel extent, and the strides / dilations / pads / groups attributes, with their range checks
+// (groups divide the channels, strides and dilations >= 1, pads >= 0, batches agree).
+bool read_window(const pock_op_desc& op, const pock_tensor_desc& x, const pock_tensor_desc& y, int64_t kernel_h,
+                 int64_t kernel_w, ConvGeometry* g);
 
 }  // namespace pock::cpu
