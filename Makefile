@@ -1,10 +1,13 @@
 # The two commands of the README:
-#   make test   install missing Debian packages, configure, build everything, run every test
+#   make test   install missing Debian packages, configure, build everything, run every test,
+#               then cross-build the aarch64 (NEON) tests and run them under qemu-aarch64
 #   make demo   the same set-up, then build and run the demo (examples/personalize/run.sh)
-# Variables: BUILD_DIR (default build), JOBS (default: all cores), CMAKE_ARGS (first configure).
+# Variables: BUILD_DIR (default build), JOBS (default: all cores), CMAKE_ARGS (first configure),
+# AARCH64 (default 1; 0 skips the aarch64 stage, which says so).
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
+AARCH64 ?= 1
 
 # Compiler cache shared across checkouts of this repository (CI clones into a new folder).
 export CCACHE_BASEDIR := $(CURDIR)
@@ -13,6 +16,11 @@ export CCACHE_BASEDIR := $(CURDIR)
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+	@if [ "$(AARCH64)" = 1 ]; then \
+	  BUILD_DIR=$(BUILD_DIR)-aarch64 JOBS=$(JOBS) bash scripts/test-aarch64.sh; \
+	else \
+	  echo "aarch64 (NEON) tests SKIPPED: AARCH64=$(AARCH64); run them with 'bash scripts/test-aarch64.sh'"; \
+	fi
 
 demo: configure
 	BUILD_DIR=$(BUILD_DIR) bash examples/personalize/run.sh
