@@ -241,7 +241,7 @@ Status EngineCore::train_step(float* loss) {
 }
 
 int32_t EngineCore::find_tensor(std::string_view name) const {
-  auto it = by_name_.find(std::string(name));
+  auto it = by_name_.find(name);
   return it == by_name_.end() ? -1 : it->second;
 }
 

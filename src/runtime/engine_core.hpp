@@ -89,7 +89,13 @@ class EngineCore {
   std::vector<BoundOp> ops_;
   std::vector<Function> functions_;
   std::vector<BackendPtr> backends_;
-  std::unordered_map<std::string, int32_t> by_name_;
+  // Transparent hash: tensor_id(string_view) looks names up without building a std::string, so
+  // set_input/read_output by name never allocate inside an app's training loop.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, int32_t, NameHash, std::equal_to<>> by_name_;
   std::vector<int32_t> checkpointed_;  // persistent tensors saved in checkpoints and snapshots
   std::vector<int32_t> trainable_;
   int infer_fn_ = -1, train_fn_ = -1, eval_fn_ = -1;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "pock/compiler.hpp"
@@ -16,6 +17,7 @@ constexpr int64_t kFeatures = 4, kHidden = 16, kClasses = 3, kBatch = 16;
 struct MlpOptions {
   double dropout = 0.0;  // a Dropout after the hidden activation when > 0
   uint32_t seed = 1;
+  std::string prefix;  // prepended to every parameter name (long names exercise lookups past SSO)
 };
 
 // x [B, 4] -> Linear(fc1) -> Relu [-> Dropout] -> Linear(fc2) -> logits [B, 3]; PyTorch-style
@@ -30,10 +32,10 @@ inline Graph build_mlp(const MlpOptions& o = {}) {
     return v;
   };
   const TensorId x = g.add_input("x", DType::kF32, {kBatch, kFeatures});
-  const TensorId w1 = g.add_parameter_f32("fc1.weight", {kHidden, kFeatures}, init(kHidden * kFeatures, kFeatures));
-  const TensorId b1 = g.add_parameter_f32("fc1.bias", {kHidden}, init(kHidden, kFeatures));
-  const TensorId w2 = g.add_parameter_f32("fc2.weight", {kClasses, kHidden}, init(kClasses * kHidden, kHidden));
-  const TensorId b2 = g.add_parameter_f32("fc2.bias", {kClasses}, init(kClasses, kHidden));
+  const TensorId w1 = g.add_parameter_f32(o.prefix + "fc1.weight", {kHidden, kFeatures}, init(kHidden * kFeatures, kFeatures));
+  const TensorId b1 = g.add_parameter_f32(o.prefix + "fc1.bias", {kHidden}, init(kHidden, kFeatures));
+  const TensorId w2 = g.add_parameter_f32(o.prefix + "fc2.weight", {kClasses, kHidden}, init(kClasses * kHidden, kHidden));
+  const TensorId b2 = g.add_parameter_f32(o.prefix + "fc2.bias", {kClasses}, init(kClasses, kHidden));
   TensorId h = g.add_node("Linear", {x, w1, b1}, {}, "fc1").value()[0];
   h = g.add_node("Relu", {h}, {}, "relu").value()[0];
   if (o.dropout > 0) h = g.add_node("Dropout", {h}, Attrs{{"ratio", o.dropout}}, "dropout").value()[0];

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -72,6 +74,35 @@ TEST_CASE("train_step allocates nothing after the first step", "[train][alloc]")
   g_counting = true;
   pock_status status = POCK_OK;
   for (int s = 0; s < 6 && status == POCK_OK; ++s) status = pock_engine_train_step(e, &loss);
+  g_counting = false;
+  REQUIRE(status == POCK_OK);
+  CHECK(g_allocations.load() == 0);
+}
+
+TEST_CASE("an app's loop - inputs, step, reads by long names - allocates nothing", "[train][alloc]") {
+  // Names longer than std::string's small buffer: a lookup that built a std::string would allocate.
+  MlpOptions o;
+  o.prefix = "encoder.layers.11.personalization_head.";
+  auto trainer = compile_trainer(build_mlp(o), classifier_recipe());
+  REQUIRE(trainer.is_ok());
+  pock_engine* e = trainer->engine.handle();
+  const Batch batch = make_batch(0);
+  const std::string weight = o.prefix + "fc2.bias";
+  std::vector<float> bias(kClasses);
+  float loss = 0;
+  auto app_step = [&] {
+    pock_status s = pock_engine_set_input(e, "x", batch.x.data(), batch.x.size() * sizeof(float));
+    if (s == POCK_OK) s = pock_engine_set_input(e, "label", batch.label.data(), batch.label.size() * sizeof(int64_t));
+    if (s == POCK_OK) s = pock_engine_train_step(e, &loss);
+    if (s == POCK_OK) s = pock_engine_get_parameter(e, weight.c_str(), bias.data(), bias.size() * sizeof(float));
+    return s;
+  };
+  REQUIRE(app_step() == POCK_OK);
+
+  g_allocations = 0;
+  g_counting = true;
+  pock_status status = POCK_OK;
+  for (int s = 0; s < 4 && status == POCK_OK; ++s) status = app_step();
   g_counting = false;
   REQUIRE(status == POCK_OK);
   CHECK(g_allocations.load() == 0);
