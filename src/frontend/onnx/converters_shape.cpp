@@ -1,6 +1,8 @@
 // ONNX shape and indexing ops -> pock ops. Operands that ONNX passes as tensors (Reshape's shape,
 // Slice's bounds, Unsqueeze's axes) must be known at compile time and become attributes; Shape and
 // Size of a static tensor are constants.
+#include <optional>
+
 #include "frontend/onnx/import_context.hpp"
 
 namespace pock::onnx_import {
@@ -63,14 +65,58 @@ Status convert_flatten(NodeView& node) {
   return node.emit_final("Flatten", {x}, Attrs{{"axis", axis}});
 }
 
-Status convert_transpose(NodeView& node) {
-  POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
-  Attrs attrs;
-  if (node.attrs().has("perm")) {
-    POCK_ASSIGN_OR_RETURN(Ints perm, node.attrs().get_ints("perm", {}));
-    attrs.set("perm", perm);
+// A Transpose's permutation (ONNX default: reversed axes), or nullopt when it is not a permutation
+// of the input's axes (the emitted op then reports the error).
+std::optional<Ints> transpose_perm(const NodeAttrs& attrs, size_t rank) {
+  Ints reversed(rank);
+  for (size_t d = 0; d < rank; ++d) reversed[d] = static_cast<int64_t>(rank - 1 - d);
+  auto perm = attrs.get_ints("perm", reversed);
+  if (!perm.is_ok() || perm->size() != rank) return std::nullopt;
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm.value()) {
+    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(p)]) return std::nullopt;
+    seen[static_cast<size_t>(p)] = true;
   }
-  return node.emit_final("Transpose", {x}, attrs);
+  return perm.value();
+}
+
+// tf2onnx runs each NHWC TensorFlow op in ONNX's NCHW between two Transposes and does not always
+// cancel the pairs between neighbours (NHWC->NCHW right after NCHW->NHWC). A chain of Transposes
+// is composed into one here, and dropped when it is the identity; an intermediate Transpose that
+// nothing else reads is then dead and compacted away.
+Status convert_transpose(NodeView& node) {
+  if (!node.has_input(0)) return node.input_error(0, "is required");
+  const size_t rank = node.value(0).shape.size();
+  std::optional<Ints> perm = transpose_perm(node.attrs(), rank);
+  if (!perm) {  // malformed: let the pock op name the problem
+    POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
+    Attrs attrs;
+    if (node.attrs().has("perm")) {
+      POCK_ASSIGN_OR_RETURN(Ints given, node.attrs().get_ints("perm", {}));
+      attrs.set("perm", given);
+    }
+    return node.emit_final("Transpose", {x}, attrs);
+  }
+  ImportContext& ctx = node.ctx();
+  std::string source = node.input_name(0);
+  for (int p = ctx.producer_of(source); p >= 0 && ctx.proto.node(p).op_type() == "Transpose";
+       p = ctx.producer_of(source)) {
+    const onnx::NodeProto& prev = ctx.proto.node(p);
+    const Value* in = prev.input_size() > 0 && !prev.input(0).empty() ? ctx.find(prev.input(0)) : nullptr;
+    if (!in || in->shape.size() != rank) break;
+    std::optional<Ints> first = transpose_perm(NodeAttrs(prev, prev.name()), rank);
+    if (!first) break;
+    Ints composed(rank);  // y[i] = t[perm[i]] = x[first[perm[i]]]
+    for (size_t i = 0; i < rank; ++i) composed[i] = (*first)[static_cast<size_t>((*perm)[i])];
+    perm = composed;
+    source = prev.input(0);
+  }
+  auto x = ctx.materialize(source);
+  if (!x.is_ok()) return node.input_error(0, "(through the Transposes before it, '" + source + "'): " + x.status().message());
+  bool identity = true;
+  for (size_t i = 0; i < rank; ++i) identity = identity && (*perm)[i] == static_cast<int64_t>(i);
+  if (identity) return node.bind_output(0, x.value());
+  return node.emit_final("Transpose", {x.value()}, Attrs{{"perm", *perm}});
 }
 
 Status convert_concat(NodeView& node) {

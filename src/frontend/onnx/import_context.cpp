@@ -79,7 +79,9 @@ Result<TensorId> NodeView::input(int i) {
 
 Result<TensorId> NodeView::input_as_state(int i) {
   if (!has_input(i)) return input_error(i, "is required");
-  return ctx_.materialize(proto_->input(i), TensorKind::kState);
+  auto id = ctx_.materialize(proto_->input(i), TensorKind::kState);
+  if (!id.is_ok()) return Status(id.status().code(), where_ + ": input " + std::to_string(i) + ": " + id.status().message());
+  return id;
 }
 
 bool NodeView::input_is_constant(int i) const {
@@ -212,7 +214,22 @@ Result<const HostTensor*> ImportContext::constant_of(const std::string& name) {
 Result<TensorId> ImportContext::materialize(const std::string& name, TensorKind kind) {
   Value* v = find(name);
   if (!v) return Status(Code::kInternal, "value '" + name + "' is not defined");
-  if (v->id != kNoTensor) return v->id;
+  if (v->id != kNoTensor) {
+    // Running statistics are updated in place by their BatchNorm: an initializer that is also
+    // a weight, or the statistics of a second BatchNorm, would be overwritten. tf2onnx's
+    // merge_duplication optimizer writes such files when weights are equal (fresh gamma = 1 and
+    // running variance = 1).
+    const bool was_state = graph.tensor(v->id).kind == TensorKind::kState;
+    if (v->initializer && v->is_weight && (kind == TensorKind::kState || was_state)) {
+      return Status(Code::kInvalidArgument,
+                    "initializer '" + name + "' is read as BatchNormalization running statistics " +
+                        (kind == TensorKind::kState && was_state ? "twice" : "and as a weight") +
+                        ": pock updates running statistics in place, so they cannot share a tensor. The "
+                        "exporter merged equal initializers (tf2onnx: export without its merge_duplication "
+                        "optimizer, docs/exporting.md)");
+    }
+    return v->id;
+  }
   if (v->initializer && v->is_weight) {
     POCK_ASSIGN_OR_RETURN(DecodedTensor d, decode_tensor(*v->initializer, base_dir));
     TensorDesc desc;
