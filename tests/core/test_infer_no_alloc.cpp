@@ -4,60 +4,14 @@
 // message strings are built on the success path).
 #include <catch2/catch.hpp>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
+#include <vector>
 
 #include "pock/compiler.hpp"
 #include "pock/pock.h"
+#include "support/counting_new.hpp"
 #include "support/tiny_blob.hpp"
 
-namespace {
-
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocations{0};
-
-void* counted_alloc(std::size_t size, std::size_t alignment) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (size == 0) size = 1;
-  void* p = alignment > alignof(std::max_align_t)
-                ? std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment)
-                : std::malloc(size);
-  return p;
-}
-
-// Counts the allocations made while `fn` runs.
-template <typename Fn>
-long allocations_during(Fn&& fn) {
-  g_allocations = 0;
-  g_counting = true;
-  fn();
-  g_counting = false;
-  return g_allocations.load();
-}
-
-}  // namespace
-
-void* operator new(std::size_t size) {
-  if (void* p = counted_alloc(size, 0)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) { return ::operator new(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted_alloc(size, 0); }
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return counted_alloc(size, 0); }
-void* operator new(std::size_t size, std::align_val_t a) {
-  if (void* p = counted_alloc(size, static_cast<std::size_t>(a))) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size, std::align_val_t a) { return ::operator new(size, a); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+using pock::test::allocations_during;
 
 TEST_CASE("the allocation counter sees allocations", "[runtime][alloc]") {
   // Guards the test itself: if the replacement were not linked in, every count would be zero.

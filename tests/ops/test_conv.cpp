@@ -7,6 +7,7 @@
 #include <random>
 
 #include "ir/op_schema.hpp"
+#include "support/infer_types.hpp"
 #include "support/op_runner.hpp"
 
 using namespace pock;
@@ -14,16 +15,6 @@ using namespace pock::test;
 using Ints = std::vector<int64_t>;
 
 namespace {
-
-Result<std::vector<TensorType>> infer(const std::string& op, const std::vector<TensorType>& inputs, const Attrs& attrs) {
-  std::vector<const TensorType*> ptrs;
-  for (const TensorType& t : inputs) ptrs.push_back(&t);
-  std::vector<TensorType> outs;
-  POCK_RETURN_IF_ERROR(infer_types(op, "the_node", ptrs, attrs, &outs));
-  return outs;
-}
-
-TensorType f32(Shape shape) { return TensorType{DType::kF32, std::move(shape)}; }
 
 // A [N, C, H, W] tensor with `pad` rows/columns of `fill` added on each side.
 struct Padded {

@@ -1,181 +1,27 @@
 // The cpu backend against the reference kernels: each case builds one op, compiles it, runs the
 // same blob on an engine that prefers "cpu" and on one that prefers "ref", checks that the op was
 // really bound to the expected backend, and compares every output.
-//
-// Tolerance: |cpu - ref| <= 1e-4 * (|ref| + 1). The cpu kernels compute in f32 with a different
-// order of operations than ref's double sums (blocked GEMM, vector lanes, XNNPACK's own kernels)
-// and use polynomial exp/erf accurate to a few f32 ulp; on these unit-scale inputs that is an
-// error of about 1e-6. 1e-4 leaves that 100x headroom while any indexing, padding or broadcasting
-// mistake shows up as an O(0.1) error. The "+1" keeps results that cancel to near zero (a dot
-// product, x - mean) from demanding a relative precision f32 sums cannot give.
+// Scaffolding and the tolerance (1e-4 relative, with why) are tests/support/backend_compare.hpp's.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "pock/compiler.hpp"
-#include "program_generated.h"
-#include "runtime/engine_core.hpp"
+#include "support/backward_cases.hpp"
 
 using namespace pock;
+using namespace pock::test;
 
 namespace {
-
-struct Operand {
-  Shape shape;
-  std::vector<float> values;
-  bool frozen = false;   // a model parameter (constant in the blob) rather than a graph input
-  bool omitted = false;  // an absent optional input
-};
-
-struct OpCase {
-  std::string op;
-  std::vector<Operand> inputs;
-  Attrs attrs;
-};
-
-std::vector<float> uniform(const Shape& shape, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(static_cast<size_t>(numel(shape)));
-  for (float& x : v) x = dist(gen);
-  return v;
-}
-
-Operand input(Shape shape, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::vector<float> v = uniform(shape, seed, lo, hi);
-  return Operand{std::move(shape), std::move(v)};
-}
-
-Operand frozen(Shape shape, uint32_t seed) {
-  Operand o = input(std::move(shape), seed);
-  o.frozen = true;
-  return o;
-}
-
-Operand omitted() { return Operand{{}, {}, false, true}; }
-
-// One compiled case, open on one backend.
-class Bound {
- public:
-  static Bound open(const OpCase& c, const std::string& backend, int num_threads = 0) {
-    Bound b;
-    Graph g;
-    std::vector<TensorId> ids;
-    for (size_t i = 0; i < c.inputs.size(); ++i) {
-      const Operand& in = c.inputs[i];
-      const std::string name = "in" + std::to_string(i);
-      if (in.omitted) {
-        ids.push_back(kNoTensor);
-      } else if (in.frozen) {
-        ids.push_back(g.add_parameter_f32(name, in.shape, in.values));
-      } else {
-        ids.push_back(g.add_input(name, DType::kF32, in.shape));
-      }
-    }
-    auto outs = g.add_node(c.op, ids, c.attrs, "node");
-    REQUIRE(outs.is_ok());
-    for (size_t i = 0; i < outs->size(); ++i) {
-      REQUIRE(g.mark_output((*outs)[i], "out" + std::to_string(i)).is_ok());
-      b.output_sizes_.push_back(static_cast<size_t>(numel(g.tensor((*outs)[i]).shape)));
-    }
-    auto blob = compile(g, nullptr);
-    INFO(blob.status().to_string());
-    REQUIRE(blob.is_ok());
-    b.blob_ = std::make_unique<std::vector<uint8_t>>(std::move(blob.value()));
-    EngineOptions options;
-    options.backend = backend;
-    options.num_threads = num_threads;
-    auto engine = EngineCore::open_buffer(b.blob_->data(), b.blob_->size(), options);
-    INFO(engine.status().to_string());
-    REQUIRE(engine.is_ok());
-    b.engine_ = std::move(engine.value());
-    for (size_t i = 0; i < c.inputs.size(); ++i) {
-      if (!c.inputs[i].omitted && !c.inputs[i].frozen) b.set_input(i, c.inputs[i].values);
-    }
-    return b;
-  }
-
-  void set_input(size_t i, const std::vector<float>& values) {
-    REQUIRE(engine_->set_input("in" + std::to_string(i), values.data(), values.size() * sizeof(float)).is_ok());
-  }
-
-  std::vector<std::vector<float>> infer() {
-    const Status s = engine_->infer();
-    INFO(s.to_string());
-    REQUIRE(s.is_ok());
-    std::vector<std::vector<float>> outs;
-    for (size_t i = 0; i < output_sizes_.size(); ++i) {
-      std::vector<float> v(output_sizes_[i]);
-      REQUIRE(engine_->get_output("out" + std::to_string(i), v.data(), v.size() * sizeof(float)).is_ok());
-      outs.push_back(std::move(v));
-    }
-    return outs;
-  }
-
-  // The backend the engine bound the op of type `op` to.
-  std::string backend_of(const std::string& op) const {
-    const auto* ops = engine_->blob().program->ops();
-    const std::vector<std::string> backends = engine_->op_backends();
-    for (flatbuffers::uoffset_t i = 0; i < ops->size(); ++i) {
-      if (ops->Get(i)->op()->str() == op) return backends[i];
-    }
-    return "(no " + op + " op in the blob)";
-  }
-
- private:
-  std::unique_ptr<std::vector<uint8_t>> blob_;  // the engine reads it in place
-  std::unique_ptr<EngineCore> engine_;
-  std::vector<size_t> output_sizes_;
-};
-
-// Empty when every element is within tolerance; else a description of the worst one.
-std::string mismatch(const std::vector<float>& got, const std::vector<float>& want) {
-  if (got.size() != want.size()) return "sizes differ";
-  size_t worst = 0;
-  double worst_excess = 0.0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(got[i]) && std::isnan(want[i])) continue;  // NaN in, NaN out: as ref
-    const double err = std::fabs(static_cast<double>(got[i]) - want[i]);
-    const double excess = err - 1e-4 * (std::fabs(want[i]) + 1.0);
-    if (!(excess <= 0.0) && !(excess < worst_excess)) {  // NaN counts as a mismatch
-      worst = i;
-      worst_excess = std::isnan(excess) ? INFINITY : excess;
-    }
-  }
-  if (worst_excess == 0.0) return "";
-  std::ostringstream s;
-  s << "element " << worst << ": cpu " << got[worst] << ", ref " << want[worst];
-  return s.str();
-}
-
-void compare(std::vector<std::vector<float>> got, std::vector<std::vector<float>> want) {
-  REQUIRE(got.size() == want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO("output " << i);
-    CHECK(mismatch(got[i], want[i]) == "");
-  }
-}
 
 const char* const kCpu = "cpu";
 const char* const kRef = "ref";
 
 // Runs `c` on cpu and ref, checks the binding and the outputs.
 void check_case(const OpCase& c, const std::string& expected_backend = kCpu, int num_threads = 0) {
-  std::ostringstream what;
-  what << c.op;
-  for (const Operand& in : c.inputs) {
-    what << " " << (in.omitted ? "-" : shape_str(in.shape)) << (in.frozen ? "(frozen)" : "");
-  }
-  INFO(what.str());
-  Bound cpu = Bound::open(c, kCpu, num_threads);
-  Bound ref = Bound::open(c, kRef);
-  CHECK(cpu.backend_of(c.op) == expected_backend);
-  CHECK(ref.backend_of(c.op) == kRef);
-  compare(cpu.infer(), ref.infer());
+  check_against_ref(kCpu, c, expected_backend, num_threads);
 }
 
 // The backend a library-backed kernel binds to in this build.
@@ -184,10 +30,6 @@ const char* const kBlasBackend = kCpu;
 #else
 const char* const kBlasBackend = kRef;
 #endif
-
-int64_t random_dim(std::mt19937& gen, int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, hi)(gen);
-}
 
 }  // namespace
 
@@ -244,7 +86,7 @@ TEST_CASE("cpu activations match ref", "[ops][cpu]") {
   // Extremes saturate instead of overflowing; NaN passes through every activation.
   const std::vector<float> extremes = {-200.0f, -90.0f, 90.0f, 200.0f, NAN, -0.0f, 0.0f};
   for (const Activation& a : activations) {
-    check_case({a.op, {Operand{{static_cast<int64_t>(extremes.size())}, extremes}}, a.attrs});
+    check_case({a.op, {values({static_cast<int64_t>(extremes.size())}, extremes)}, a.attrs});
   }
 }
 
@@ -324,20 +166,10 @@ TEST_CASE("cpu Linear matches ref with and without bias, frozen or live weights"
 
 namespace {
 
-struct ConvShape {
-  int64_t batch, channels, height, width, out_channels, kernel_h, kernel_w, groups;
-  std::vector<int64_t> strides, pads, dilations;
-};
-
 OpCase conv_case(const ConvShape& s, bool frozen_weight, bool bias, uint32_t seed) {
-  OpCase c{"Conv2d", {input({s.batch, s.channels, s.height, s.width}, seed)}, {}};
-  const Shape w{s.out_channels, s.channels / s.groups, s.kernel_h, s.kernel_w};
-  c.inputs.push_back(frozen_weight ? frozen(w, seed + 1) : input(w, seed + 1));
+  OpCase c{"Conv2d", {input(s.x(), seed)}, s.attrs()};
+  c.inputs.push_back(frozen_weight ? frozen(s.w(), seed + 1) : input(s.w(), seed + 1));
   c.inputs.push_back(bias ? input({s.out_channels}, seed + 2) : omitted());
-  c.attrs.set("strides", s.strides);
-  c.attrs.set("pads", s.pads);
-  c.attrs.set("dilations", s.dilations);
-  c.attrs.set("groups", s.groups);
   return c;
 }
 
@@ -347,8 +179,7 @@ const char* conv_backend(const ConvShape& s, bool frozen_weight) {
 #ifdef POCK_HAVE_XNNPACK
   if (frozen_weight) return kCpu;
 #endif
-  const bool depthwise = s.groups > 1 && s.channels == s.groups;
-  return depthwise ? kCpu : kBlasBackend;
+  return s.depthwise() ? kCpu : kBlasBackend;
 }
 
 }  // namespace
@@ -393,9 +224,9 @@ TEST_CASE("cpu Conv2d reads a live weight and bias afresh on every run", "[ops][
   for (const ConvShape& s : {dense, depthwise}) {
     for (bool frozen_weight : {true, false}) {
       const OpCase c = conv_case(s, frozen_weight, /*bias=*/true, 900);
-      Bound cpu = Bound::open(c, kCpu);
-      Bound ref = Bound::open(c, kRef);
-      compare(cpu.infer(), ref.infer());
+      BoundCase cpu = BoundCase::open(c, kCpu);
+      BoundCase ref = BoundCase::open(c, kRef);
+      compare_results(cpu.infer(), ref.infer(), c.tolerance);
       for (uint32_t step = 1; step <= 2; ++step) {
         INFO("step " << step << (frozen_weight ? ", new bias" : ", new weight and bias"));
         if (!frozen_weight) {
@@ -406,7 +237,7 @@ TEST_CASE("cpu Conv2d reads a live weight and bias afresh on every run", "[ops][
         const std::vector<float> b = uniform(c.inputs[2].shape, 920 + step);
         cpu.set_input(2, b);
         ref.set_input(2, b);
-        compare(cpu.infer(), ref.infer());
+        compare_results(cpu.infer(), ref.infer(), c.tolerance);
       }
     }
   }

@@ -100,26 +100,8 @@ TEST_CASE("neon LayerNorm and RMSNorm match ref", "[ops][neon]") {
 TEST_CASE("neon activation gradients match ref", "[ops][neon]") {
   std::mt19937 gen(31);
   uint32_t seed = 3100;
-  struct Activation {
-    const char* op;
-    float lo, hi;
-    Attrs attrs;
-  };
-  const std::vector<Activation> activations = {
-      {"ReluGrad", -3.0f, 3.0f, {}},
-      {"Relu6Grad", -3.0f, 9.0f, {}},
-      {"LeakyReluGrad", -3.0f, 3.0f, {{"alpha", 0.2}}},
-      {"ClipGrad", -3.0f, 3.0f, {{"min", -1.0}, {"max", 2.0}}},
-      {"GeluGrad", -8.0f, 8.0f, {}},
-      {"GeluGrad", -8.0f, 8.0f, {{"approximate", std::string("tanh")}}},
-      {"SiluGrad", -12.0f, 12.0f, {}},
-      {"HardSwishGrad", -5.0f, 5.0f, {}},
-      {"HardSigmoidGrad", -5.0f, 5.0f, {}},
-      {"AbsGrad", -2.0f, 2.0f, {}},
-      {"SigmoidGrad", 0.0f, 1.0f, {}},
-      {"TanhGrad", -1.0f, 1.0f, {}},
-  };
-  for (const Activation& a : activations) {
+  const std::vector<ActivationGradCase> activations = activation_grad_cases();
+  for (const ActivationGradCase& a : activations) {
     for (int trial = 0; trial < 3; ++trial) {
       const Shape shape{random_dim(gen, 1, 5), random_dim(gen, 1, 133)};  // odd sizes: padded tails
       check({a.op, {input(shape, ++seed), input(shape, ++seed, a.lo, a.hi)}, a.attrs});
@@ -127,7 +109,7 @@ TEST_CASE("neon activation gradients match ref", "[ops][neon]") {
   }
   const std::vector<float> extremes = {-200.0f, -90.0f, 90.0f, 200.0f, NAN, -0.0f, 0.0f};
   const Shape n{static_cast<int64_t>(extremes.size())};
-  for (const Activation& a : activations) check({a.op, {input(n, ++seed), values(n, extremes)}, a.attrs});
+  for (const ActivationGradCase& a : activations) check({a.op, {input(n, ++seed), values(n, extremes)}, a.attrs});
 }
 
 TEST_CASE("neon SumToShape and Conv2dGradBias match ref", "[ops][neon]") {

@@ -7,25 +7,12 @@
 #include <limits>
 
 #include "ir/op_schema.hpp"
+#include "support/infer_types.hpp"
 #include "support/op_runner.hpp"
 
 using namespace pock;
 using namespace pock::test;
 using Ints = std::vector<int64_t>;
-
-namespace {
-
-Result<std::vector<TensorType>> infer(const std::string& op, const std::vector<TensorType>& inputs, const Attrs& attrs) {
-  std::vector<const TensorType*> ptrs;
-  for (const TensorType& t : inputs) ptrs.push_back(&t);
-  std::vector<TensorType> outs;
-  POCK_RETURN_IF_ERROR(infer_types(op, "the_node", ptrs, attrs, &outs));
-  return outs;
-}
-
-TensorType f32(Shape shape) { return TensorType{DType::kF32, std::move(shape)}; }
-
-}  // namespace
 
 TEST_CASE("Gather axis 0 is an embedding lookup", "[ops][sequence]") {
   const std::vector<float> table{0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32, 40, 41, 42};  // [5, 3]

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "ir/op_schema.hpp"
+#include "support/infer_types.hpp"
 #include "support/op_runner.hpp"
 
 using namespace pock;
@@ -15,14 +16,6 @@ using namespace pock::test;
 using Ints = std::vector<int64_t>;
 
 namespace {
-
-Result<std::vector<TensorType>> infer(const std::string& op, const std::vector<TensorType>& inputs, const Attrs& attrs) {
-  std::vector<const TensorType*> ptrs;
-  for (const TensorType& t : inputs) ptrs.push_back(&t);
-  std::vector<TensorType> outs;
-  POCK_RETURN_IF_ERROR(infer_types(op, "the_node", ptrs, attrs, &outs));
-  return outs;
-}
 
 Result<Shape> infer_shape(const std::string& op, const Shape& in, const Attrs& attrs) {
   auto outs = infer(op, {TensorType{DType::kF32, in}}, attrs);

@@ -144,6 +144,11 @@ class BoundCase {
     return b;
   }
 
+  // Replaces graph input `i` (an f32 operand) before the next run.
+  void set_input(size_t i, const std::vector<float>& values) {
+    REQUIRE(engine_->set_input("in" + std::to_string(i), values.data(), values.size() * sizeof(float)).is_ok());
+  }
+
   // Every output, then every updated input, after one run.
   std::vector<std::vector<float>> infer() {
     const Status s = engine_->infer();

@@ -12,6 +12,32 @@ namespace pock::test {
 
 using Ints = std::vector<int64_t>;
 
+// Every activation gradient op, with the range of its forward value (past every kink and
+// saturation) that a test draws inputs from.
+struct ActivationGradCase {
+  const char* op;
+  float lo, hi;
+  Attrs attrs;
+};
+
+inline std::vector<ActivationGradCase> activation_grad_cases() {
+  return {
+      {"ReluGrad", -3.0f, 3.0f, {}},
+      {"Relu6Grad", -3.0f, 9.0f, {}},
+      {"LeakyReluGrad", -3.0f, 3.0f, {{"alpha", 0.2}}},
+      {"ClipGrad", -3.0f, 3.0f, {{"min", -1.0}, {"max", 2.0}}},
+      {"ClipGrad", -3.0f, 3.0f, {{"max", 0.5}}},
+      {"GeluGrad", -8.0f, 8.0f, {}},
+      {"GeluGrad", -8.0f, 8.0f, {{"approximate", std::string("tanh")}}},
+      {"SiluGrad", -12.0f, 12.0f, {}},
+      {"HardSwishGrad", -5.0f, 5.0f, {}},
+      {"HardSigmoidGrad", -5.0f, 5.0f, {}},
+      {"AbsGrad", -2.0f, 2.0f, {}},
+      {"SigmoidGrad", 0.0f, 1.0f, {}},
+      {"TanhGrad", -1.0f, 1.0f, {}},
+  };
+}
+
 struct ConvShape {
   int64_t batch, channels, height, width, out_channels, kernel_h, kernel_w, groups;
   Ints strides, pads, dilations;

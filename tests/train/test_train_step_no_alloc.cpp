@@ -1,54 +1,13 @@
 // After the first step, a training step allocates nothing: global operator new is replaced in
 // this binary and counted around pock_engine_train_step (the C API an app calls).
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "pock/pock.h"
+#include "support/counting_new.hpp"
 #include "train/mlp_model.hpp"
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocations{0};
-
-void* counted_alloc(std::size_t size, std::size_t align) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (size == 0) size = 1;
-  void* p = align > alignof(std::max_align_t) ? std::aligned_alloc(align, (size + align - 1) / align * align) : std::malloc(size);
-  return p;
-}
-}  // namespace
-
-void* operator new(std::size_t size) {
-  if (void* p = counted_alloc(size, 0)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) {
-  if (void* p = counted_alloc(size, 0)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted_alloc(size, 0); }
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return counted_alloc(size, 0); }
-void* operator new(std::size_t size, std::align_val_t a) {
-  if (void* p = counted_alloc(size, static_cast<std::size_t>(a))) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size, std::align_val_t a) {
-  if (void* p = counted_alloc(size, static_cast<std::size_t>(a))) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 
 using namespace pock;
 using namespace pock::test;
@@ -70,13 +29,12 @@ TEST_CASE("train_step allocates nothing after the first step", "[train][alloc]")
   float loss = 0;
   REQUIRE(pock_engine_train_step(e, &loss) == POCK_OK);  // the first step may warm up lazily
 
-  g_allocations = 0;
-  g_counting = true;
   pock_status status = POCK_OK;
-  for (int s = 0; s < 6 && status == POCK_OK; ++s) status = pock_engine_train_step(e, &loss);
-  g_counting = false;
+  const long n = allocations_during([&] {
+    for (int s = 0; s < 6 && status == POCK_OK; ++s) status = pock_engine_train_step(e, &loss);
+  });
   REQUIRE(status == POCK_OK);
-  CHECK(g_allocations.load() == 0);
+  CHECK(n == 0);
 }
 
 TEST_CASE("an app's loop - inputs, step, reads by long names - allocates nothing", "[train][alloc]") {
@@ -99,20 +57,17 @@ TEST_CASE("an app's loop - inputs, step, reads by long names - allocates nothing
   };
   REQUIRE(app_step() == POCK_OK);
 
-  g_allocations = 0;
-  g_counting = true;
   pock_status status = POCK_OK;
-  for (int s = 0; s < 4 && status == POCK_OK; ++s) status = app_step();
-  g_counting = false;
+  const long n = allocations_during([&] {
+    for (int s = 0; s < 4 && status == POCK_OK; ++s) status = app_step();
+  });
   REQUIRE(status == POCK_OK);
-  CHECK(g_allocations.load() == 0);
+  CHECK(n == 0);
 }
 
 TEST_CASE("the allocation counter sees allocations (the test can fail)", "[train][alloc]") {
-  g_allocations = 0;
-  g_counting = true;
-  auto* p = new std::vector<int>(100);
-  g_counting = false;
-  delete p;
-  CHECK(g_allocations.load() >= 1);
+  static std::vector<int>* volatile escaped = nullptr;  // volatile: the allocation cannot be elided
+  const long n = allocations_during([] { escaped = new std::vector<int>(100); });
+  delete escaped;
+  CHECK(n >= 1);
 }
