@@ -120,6 +120,24 @@ TEST_CASE("CNN: match, layers and bias_only select exactly the expected paramete
   CHECK(contains(error_of(g, {rule_match("*.running_*")}), "trainable[0].match"));
 }
 
+TEST_CASE("bias_only finds normalization shifts by structure, whatever exporters name them", "[train][sparse]") {
+  // tf2onnx and GGUF name BatchNorm/LayerNorm shifts after the framework ("..._beta", "ln_b"),
+  // not "*.bias": bias_only must still select them (and never the running statistics or scales).
+  ModelBuilder b;
+  const TensorId x = b.input("x", DType::kF32, {2, 4, 3, 3});
+  const TensorId h = b.batch_norm(x, b.parameter_uniform("BatchNorm_gamma", {4}, 0.5, 1),
+                                  b.parameter_uniform("BatchNorm_beta", {4}, 0.5, 2),
+                                  b.parameter("moving_mean", {4}, std::vector<float>(4, 0.0f)),
+                                  b.parameter("moving_variance", {4}, std::vector<float>(4, 1.0f)));
+  TensorId t = b.flatten(b.global_avg_pool(h));
+  t = b.layer_norm(t, b.parameter_uniform("ln_g", {4}, 0.5, 3), b.parameter_uniform("ln_b", {4}, 0.5, 4));
+  b.output(b.linear(t, b.parameter_uniform("dense_kernel", {2, 4}, 0.5, 5), b.parameter_uniform("dense_b", {2}, 0.5, 6)),
+           "logits");
+  auto g = b.finish();
+  REQUIRE(g.is_ok());
+  CHECK(selected(g.value(), {rule_bias_only()}) == full({"BatchNorm_beta", "ln_b", "dense_b"}));
+}
+
 TEST_CASE("CNN: partial channels count leading output channels of the selected weights", "[train][sparse]") {
   const Graph g = cnn();
   // The weight trains its first 4 of 16 channels, its bias in full (a trained weight's bias trains).

@@ -104,6 +104,13 @@ std::unordered_set<TensorId> find_biases(const Graph& graph, const std::vector<L
   for (const Layer& l : layers) {
     if (l.bias != kNoTensor) biases.insert(l.bias);
   }
+  // A normalization's shift (input 2) is its bias whatever the exporter named it ("beta",
+  // "ln_b"); the running statistics (3, 4) never are.
+  for (const Node& n : graph.nodes()) {
+    const bool norm = n.op == "BatchNorm" || n.op == "BatchNormTrain" || n.op == "LayerNorm";
+    const TensorId shift = norm ? input_or_none(n, 2) : kNoTensor;
+    if (is_parameter(graph, shift, excluded)) biases.insert(shift);
+  }
   for (size_t id = 0; id < graph.num_tensors(); ++id) {
     const TensorId t = static_cast<TensorId>(id);
     if (is_parameter(graph, t, excluded) && named_bias(graph.tensor(t).name)) biases.insert(t);
