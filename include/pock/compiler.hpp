@@ -67,8 +67,8 @@ struct CompileOptions {
 // What the compiler built, for `pockc inspect` and the memory tests.
 struct CompileReport {
   uint64_t weights_bytes = 0;
-  uint64_t trainable_bytes = 0;
-  uint64_t optimizer_state_bytes = 0;
+  uint64_t trainable_bytes = 0;         // trained rows only under a partial-channel update
+  uint64_t optimizer_state_bytes = 0;   // moments, momentum buffers, accumulators (not BatchNorm statistics)
   uint64_t saved_activation_bytes = 0;  // forward activations kept alive for the backward pass
   uint64_t arena_peak_bytes = 0;        // the train function's plan (infer if no recipe)
   uint64_t arena_lower_bound_bytes = 0; // largest total of simultaneously live tensors

@@ -6,6 +6,7 @@
 
 #include "compiler/backend_choice.hpp"
 #include "compiler/memplan/function_plan.hpp"
+#include "compiler/sparse/partial_channels.hpp"
 #include "ir/op_schema.hpp"
 
 namespace pock {
@@ -55,6 +56,17 @@ Status emit_program(const TrainingProgram& program, const CompileOptions& option
     if (g.tensors()[id].kind == TensorKind::kParameter && g.tensors()[id].trainable) use(static_cast<TensorId>(id));
   }
   if (program.step != kNoTensor) use(program.step);
+  // Optimizer state: the state tensors the update nodes read (moments, momentum buffers, gradient
+  // accumulators), not the BatchNorm running statistics, which are state of the model.
+  std::vector<bool> read_by_update(nt, false);
+  for (const FunctionDef& fn : program.functions) {
+    for (const Node& n : fn.nodes) {
+      if (n.phase != Phase::kUpdate) continue;
+      for (TensorId id : n.inputs) {
+        if (id != kNoTensor) read_by_update[id] = true;
+      }
+    }
+  }
 
   spec->tensors.clear();
   spec->tensors.resize(order.size());
@@ -79,7 +91,11 @@ Status emit_program(const TrainingProgram& program, const CompileOptions& option
       case TensorKind::kParameter:
         rep.weights_bytes += t.nbytes;
         if (d.trainable) {
-          rep.trainable_bytes += t.nbytes;
+          // A partial-channel update trains only the leading rows: count those, as the optimizer
+          // state (shaped like the gradient) and pockc inspect's trainable elements do.
+          const int64_t rows = trained_rows(d);
+          rep.trainable_bytes += rows > 0 ? t.nbytes / static_cast<uint64_t>(d.shape[0]) * static_cast<uint64_t>(rows)
+                                          : t.nbytes;
           t.storage = Storage::kPersistent;
           t.checkpointed = true;
         } else {
@@ -89,7 +105,7 @@ Status emit_program(const TrainingProgram& program, const CompileOptions& option
       case TensorKind::kState:
         t.storage = Storage::kPersistent;
         t.checkpointed = true;
-        if (order[i] != program.step) rep.optimizer_state_bytes += t.nbytes;
+        if (order[i] != program.step && read_by_update[order[i]]) rep.optimizer_state_bytes += t.nbytes;
         break;
       case TensorKind::kConstant: t.storage = Storage::kWeights; break;
       case TensorKind::kInput: t.storage = Storage::kPersistent; break;

@@ -273,6 +273,16 @@ TEST_CASE("BatchNorm gradients match finite differences", "[ops][grad][norm][fd]
     DYNAMIC_SECTION("inference form with frozen statistics, x " << shape_str(shape)) {
       CHECK(check_op_gradients("BatchNorm", inputs, Attrs{{"eps", 1e-3}}, {true, false, false, false, false}));
     }
+    // Bias-only schemes: the shift's gradient is a sum of dy, computed without reading x.
+    DYNAMIC_SECTION("shift only, training form, x " << shape_str(shape)) {
+      CHECK(check_op_gradients("BatchNormTrain", inputs, {}, {false, false, true, false, false}, only_output_0()));
+    }
+    DYNAMIC_SECTION("input and shift, inference form, x " << shape_str(shape)) {
+      CHECK(check_op_gradients("BatchNorm", inputs, Attrs{{"eps", 1e-3}}, {true, false, true, false, false}));
+    }
+    DYNAMIC_SECTION("shift only, inference form, x " << shape_str(shape)) {
+      CHECK(check_op_gradients("BatchNorm", inputs, Attrs{{"eps", 1e-3}}, {false, false, true, false, false}));
+    }
   }
 }
 

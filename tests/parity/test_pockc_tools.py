@@ -84,6 +84,8 @@ def check_inspect(report, compiler_report):
           "trainable parameters and conv2's partial channels are reported")
     check(report["parameters"]["trainable_elements"] == 8 + 4 * 8 * 9 + 16 + 5 * 784 + 5,
           "trainable elements count only the trained channels")
+    check(report["memory"]["trainable_bytes"] == 4 * report["parameters"]["trainable_elements"],
+          "trainable bytes (f32) count the same trained channels as the trainable elements")
 
     ops = train_ops(report)
     by_kind = {}

@@ -23,6 +23,17 @@ bool is_update(const Graph& g, const Node& n) {
   return false;
 }
 
+// The tensors a node writes: its outputs and the inputs its schema mutates in place.
+std::vector<TensorId> written_by(const Node& n) {
+  std::vector<TensorId> out = n.outputs;
+  const OpSchema* schema = SchemaRegistry::global().find(n.op);
+  if (!schema) return out;
+  for (int i : schema->mutated_inputs) {
+    if (i < static_cast<int>(n.inputs.size()) && n.inputs[i] != kNoTensor) out.push_back(n.inputs[i]);
+  }
+  return out;
+}
+
 }  // namespace
 
 int reorder_updates(const TrainingProgram& program, FunctionDef& fn) {
@@ -45,13 +56,17 @@ int reorder_updates(const TrainingProgram& program, FunctionDef& fn) {
   std::vector<int> slot(updates.size(), -1);
   int moved = 0;
   const int original_tail = static_cast<int>(rest.size()) - 1;
-  auto touches = [](const Node& a, const Node& b) {
-    for (TensorId x : a.inputs) {
-      if (x == kNoTensor) continue;
-      for (TensorId y : b.inputs) if (x == y) return true;
-      for (TensorId y : b.outputs) if (x == y) return true;
+  // Two updates keep their order only when one writes (in place, or as an output) a tensor that
+  // the other reads or writes. Reading a common tensor is no conflict: every update reads the step
+  // counter, and treating that as one chained all of them behind the update placed last.
+  auto conflicts = [](const Node& a, const Node& b) {
+    const std::vector<TensorId> wa = written_by(a), wb = written_by(b);
+    for (TensorId x : wa) {
+      if (std::find(b.inputs.begin(), b.inputs.end(), x) != b.inputs.end()) return true;
     }
-    for (TensorId x : a.outputs) for (TensorId y : b.inputs) if (x == y) return true;
+    for (TensorId x : wb) {
+      if (std::find(a.inputs.begin(), a.inputs.end(), x) != a.inputs.end()) return true;
+    }
     return false;
   };
   for (size_t i = 0; i < updates.size(); ++i) {
@@ -65,7 +80,7 @@ int reorder_updates(const TrainingProgram& program, FunctionDef& fn) {
       if (r != last_reader.end()) earliest = std::max(earliest, r->second);
     }
     for (size_t j = 0; j < i; ++j) {
-      if (touches(u, updates[j])) earliest = std::max(earliest, slot[j]);
+      if (conflicts(u, updates[j])) earliest = std::max(earliest, slot[j]);
     }
     slot[i] = earliest;
     if (earliest < original_tail) ++moved;

@@ -28,6 +28,19 @@ Status emit_grads(GradContext& ctx, const char* op, std::vector<TensorId> inputs
   return ctx.status();
 }
 
+// When only the shift trains (bias-only schemes), dbeta = sum of dy over every axis but the
+// channel axis 1: reading x (as BatchNormParamGrad does for dgamma) would keep the forward input
+// alive as a saved activation that no trainable parameter needs.
+Status shift_only_grad(GradContext& ctx, TensorId dy) {
+  const size_t rank = ctx.desc(dy).shape.size();
+  std::vector<int64_t> axes;
+  for (size_t d = 0; d < rank; ++d) {
+    if (d != 1) axes.push_back(static_cast<int64_t>(d));
+  }
+  ctx.set_dx(2, ctx.emit1("ReduceSum", {dy}, {{"axes", axes}, {"keepdims", int64_t{0}}}));
+  return ctx.status();
+}
+
 // BatchNorm (inference form, frozen statistics) is a per-channel affine map of x:
 // dx = dy * gamma * invstd with invstd = 1 / sqrt(running_var + eps); dgamma and dbeta are the
 // same sums as in training, taken about the running mean.
@@ -43,9 +56,8 @@ Status batch_norm(GradContext& ctx) {
     const TensorId scale = ctx.emit1("Mul", {ctx.x(1), invstd});
     ctx.set_dx(0, ctx.emit1("Mul", {dy, ctx.emit1("Reshape", {scale}, {{"shape", per_channel}})}));
   }
-  if (ctx.needs(1) || ctx.needs(2)) {
-    return emit_grads(ctx, "BatchNormParamGrad", {dy, ctx.x(0), ctx.x(3), invstd}, {1, 2});
-  }
+  if (ctx.needs(1)) return emit_grads(ctx, "BatchNormParamGrad", {dy, ctx.x(0), ctx.x(3), invstd}, {1, 2});
+  if (ctx.needs(2)) return shift_only_grad(ctx, dy);
   return ctx.status();
 }
 
@@ -58,6 +70,7 @@ Status batch_norm_train(GradContext& ctx) {
   const TensorId x = ctx.x(0), mean = ctx.y(1), invstd = ctx.y(2);
   if (ctx.needs(0)) return emit_grads(ctx, "BatchNormTrainGrad", {dy, x, mean, invstd, ctx.x(1)}, {0, 1, 2});
   // Only the affine parameters train (e.g. bias-only updates): skip the dx computation.
+  if (!ctx.needs(1) && ctx.needs(2)) return shift_only_grad(ctx, dy);
   if (ctx.needs(1) || ctx.needs(2)) return emit_grads(ctx, "BatchNormParamGrad", {dy, x, mean, invstd}, {1, 2});
   return Status::ok();
 }
