@@ -112,6 +112,29 @@ TEST_CASE("neon activation gradients match ref", "[ops][neon]") {
   for (const ActivationGradCase& a : activations) check({a.op, {input(n, ++seed), values(n, extremes)}, a.attrs});
 }
 
+// No neon kernels: on aarch64 the cpu backend's portable loops (vectorized for NEON by the
+// compiler under `#pragma omp simd`) compute the activation masks.
+TEST_CASE("ClipMask and MaskGrad bind the cpu backend's loops and match ref", "[ops][neon]") {
+  std::mt19937 gen(35);
+  uint32_t seed = 3150;
+  const std::vector<Attrs> bounds = {Attrs{{"min", 0.0}}, Attrs{{"min", 0.0}, {"max", 6.0}},
+                                     Attrs{{"min", -0.5}, {"max", 0.1}, {"inclusive", int64_t{1}}}};
+  const std::vector<float> extremes = {-200.0f, 200.0f, NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 6.0f, 0.1f, -0.5f};
+  for (const Attrs& a : bounds) {
+    for (int trial = 0; trial < 2; ++trial) {
+      const Shape shape{random_dim(gen, 1, 5), random_dim(gen, 1, 133)};  // odd sizes: vector tails
+      check({"ClipMask", {input(shape, ++seed, -1.0f, 7.0f)}, a}, "cpu");
+    }
+    check({"ClipMask", {values({static_cast<int64_t>(extremes.size())}, extremes)}, a}, "cpu");
+  }
+  for (int trial = 0; trial < 3; ++trial) {
+    const Shape shape{random_dim(gen, 1, 5), random_dim(gen, 1, 133)};
+    std::vector<uint8_t> mask(static_cast<size_t>(numel(shape)));
+    for (uint8_t& m : mask) m = static_cast<uint8_t>(random_dim(gen, 0, 2));  // 0, 1 and another nonzero byte
+    check({"MaskGrad", {input(shape, ++seed), u8s(shape, mask)}}, "cpu");
+  }
+}
+
 TEST_CASE("neon SumToShape and Conv2dGradBias match ref", "[ops][neon]") {
   std::mt19937 gen(32);
   uint32_t seed = 3200;

@@ -31,11 +31,18 @@ struct Operand {
   Shape shape;
   std::vector<float> values;  // f32 operands
   std::vector<int64_t> ints;  // i64 operands (labels, the step counter)
+  std::vector<uint8_t> bytes; // u8 operands (masks)
   bool frozen = false;        // a model parameter (constant in the blob) rather than a graph input
   bool omitted = false;       // an absent optional input
 
-  size_t nbytes() const { return dtype == DType::kI64 ? ints.size() * sizeof(int64_t) : values.size() * sizeof(float); }
-  const void* data() const { return dtype == DType::kI64 ? static_cast<const void*>(ints.data()) : values.data(); }
+  size_t nbytes() const {
+    if (dtype == DType::kU8) return bytes.size();
+    return dtype == DType::kI64 ? ints.size() * sizeof(int64_t) : values.size() * sizeof(float);
+  }
+  const void* data() const {
+    if (dtype == DType::kU8) return bytes.data();
+    return dtype == DType::kI64 ? static_cast<const void*>(ints.data()) : values.data();
+  }
 };
 
 struct OpCase {
@@ -74,6 +81,14 @@ inline Operand int64s(Shape shape, std::vector<int64_t> v) {
   o.dtype = DType::kI64;
   o.shape = std::move(shape);
   o.ints = std::move(v);
+  return o;
+}
+
+inline Operand u8s(Shape shape, std::vector<uint8_t> v) {
+  Operand o;
+  o.dtype = DType::kU8;
+  o.shape = std::move(shape);
+  o.bytes = std::move(v);
   return o;
 }
 
@@ -116,6 +131,7 @@ class BoundCase {
     for (size_t i = 0; i < outs->size(); ++i) {
       REQUIRE(g.mark_output((*outs)[i], "out" + std::to_string(i)).is_ok());
       b.output_sizes_.push_back(static_cast<size_t>(numel(g.tensor((*outs)[i]).shape)));
+      b.output_u8_.push_back(g.tensor((*outs)[i]).dtype == DType::kU8);
     }
     if (outs->empty()) {
       // An op that only updates its inputs (an optimizer step): a model needs an output, so an
@@ -157,7 +173,13 @@ class BoundCase {
     std::vector<std::vector<float>> results;
     for (size_t i = 0; i < output_sizes_.size(); ++i) {
       std::vector<float> v(output_sizes_[i]);
-      REQUIRE(engine_->get_output("out" + std::to_string(i), v.data(), v.size() * sizeof(float)).is_ok());
+      if (output_u8_[i]) {  // masks: compared as 0.0 / 1.0
+        std::vector<uint8_t> bytes(v.size());
+        REQUIRE(engine_->get_output("out" + std::to_string(i), bytes.data(), bytes.size()).is_ok());
+        for (size_t k = 0; k < v.size(); ++k) v[k] = bytes[k];
+      } else {
+        REQUIRE(engine_->get_output("out" + std::to_string(i), v.data(), v.size() * sizeof(float)).is_ok());
+      }
       results.push_back(std::move(v));
     }
     for (const auto& [index, size] : updated_) {
@@ -187,6 +209,7 @@ class BoundCase {
   std::unique_ptr<std::vector<uint8_t>> blob_;  // the engine reads it in place
   std::unique_ptr<EngineCore> engine_;
   std::vector<size_t> output_sizes_;
+  std::vector<bool> output_u8_;
   std::vector<std::pair<int, size_t>> updated_;
 };
 

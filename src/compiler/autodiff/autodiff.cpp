@@ -68,9 +68,23 @@ Status check_gradient(const Graph& g, const Node& n, size_t i, TensorId dx) {
                                      dtype_name(d.dtype) + shape_str(d.shape));
 }
 
+// Puts each forward node's saved forms (GradContext::emit_forward1) right after it.
+void insert_saved_forms(std::vector<Node>& forward, std::vector<std::vector<Node>>& after) {
+  size_t added = 0;
+  for (const std::vector<Node>& a : after) added += a.size();
+  if (added == 0) return;
+  std::vector<Node> merged;
+  merged.reserve(forward.size() + added);
+  for (size_t k = 0; k < forward.size(); ++k) {
+    merged.push_back(std::move(forward[k]));
+    for (Node& n : after[k]) merged.push_back(std::move(n));
+  }
+  forward = std::move(merged);
+}
+
 }  // namespace
 
-Result<Backward> build_backward(Graph& graph, const std::vector<Node>& forward, TensorId loss,
+Result<Backward> build_backward(Graph& graph, std::vector<Node>& forward, TensorId loss,
                                 const std::vector<TensorId>& wrt) {
   const TensorDesc& loss_desc = graph.tensor(loss);
   if (loss_desc.dtype != DType::kF32 || numel(loss_desc.shape) != 1) {
@@ -99,6 +113,7 @@ Result<Backward> build_backward(Graph& graph, const std::vector<Node>& forward, 
   if (needs_grad(loss)) grad[loss] = add_constant_scalar_like(graph, loss, 1.0f);
 
   const GradRegistry& rules = GradRegistry::global();
+  std::vector<std::vector<Node>> saved_after(forward.size());  // filled by the rules, spliced in at the end
   for (size_t k = forward.size(); k-- > 0;) {
     const Node& n = forward[k];
     std::vector<bool> needs(n.inputs.size(), false);
@@ -120,7 +135,7 @@ Result<Backward> build_backward(Graph& graph, const std::vector<Node>& forward, 
       return Status(Code::kUnsupportedOp, "no gradient rule for op " + n.op + " (node '" + n.name +
                                               "'), which lies between a trainable parameter and the loss");
     }
-    GradContext ctx(graph, result.nodes, n, std::move(dy), needs);
+    GradContext ctx(graph, result.nodes, n, std::move(dy), needs, &forward, &saved_after[k]);
     Status s = rule(ctx);
     if (s.is_ok()) s = ctx.status();
     if (!s.is_ok()) return s;
@@ -131,6 +146,7 @@ Result<Backward> build_backward(Graph& graph, const std::vector<Node>& forward, 
       POCK_RETURN_IF_ERROR(accumulate(n.inputs[i], dx));
     }
   }
+  insert_saved_forms(forward, saved_after);
   for (TensorId id : wrt) {
     if (grad[id] != kNoTensor) result.grads[id] = grad[id];
   }

@@ -16,8 +16,9 @@ struct Backward {
 // Differentiates the scalar `loss` (produced by `forward`) with respect to the tensors `wrt`.
 // Only nodes on a path from some `wrt` tensor to the loss emit backward nodes; several
 // contributions to one gradient are summed with Add. A needed op without a rule is an error
-// naming the op and node.
-Result<Backward> build_backward(Graph& graph, const std::vector<Node>& forward, TensorId loss,
+// naming the op and node. Rules may add forward nodes (what they save for the backward in a
+// smaller form, such as an activation mask): each goes into `forward` right after its node.
+Result<Backward> build_backward(Graph& graph, std::vector<Node>& forward, TensorId loss,
                                 const std::vector<TensorId>& wrt);
 
 }  // namespace pock

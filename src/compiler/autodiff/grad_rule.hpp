@@ -13,10 +13,13 @@ namespace pock {
 
 class GradContext {
  public:
+  // `forward`: the function's forward nodes (for kept_by_backward); `forward_after`: where
+  // emit_forward1 puts its nodes (run right after `node`). Null: not available.
   GradContext(Graph& graph, std::vector<Node>& backward, const Node& node, std::vector<TensorId> dy,
-              std::vector<bool> needs_dx)
-      : graph_(graph), backward_(backward), node_(node), dy_(std::move(dy)), needs_dx_(std::move(needs_dx)),
-        dx_(node.inputs.size(), kNoTensor) {}
+              std::vector<bool> needs_dx, const std::vector<Node>* forward = nullptr,
+              std::vector<Node>* forward_after = nullptr)
+      : graph_(graph), backward_(backward), forward_(forward), forward_after_(forward_after), node_(node),
+        dy_(std::move(dy)), needs_dx_(std::move(needs_dx)), dx_(node.inputs.size(), kNoTensor) {}
 
   const Node& node() const { return node_; }
   const Attrs& attrs() const { return node_.attrs; }
@@ -39,6 +42,15 @@ class GradContext {
     auto outs = emit(op, std::move(inputs), std::move(attrs));
     return outs.empty() ? kNoTensor : outs[0];
   }
+  // Emits a node that runs in the forward pass right after the forward node (same phase): what a
+  // rule saves for the backward in a smaller form than the tensors it is computed from (a 1-byte
+  // activation mask instead of an f32 activation), so that those can die before the backward.
+  TensorId emit_forward1(const std::string& op, std::vector<TensorId> inputs, Attrs attrs = {});
+  // Whether a backward node emitted so far reads `id`, or a reshaped / transposed copy of it made
+  // in the forward pass. Rules run from the loss backwards, so when a forward node's rule runs,
+  // every reader of its outputs has emitted its backward nodes: a yes for an output means that the
+  // backward keeps its values alive anyway.
+  bool kept_by_backward(TensorId id) const;
   // Reduces a broadcast gradient back to `shape` (sum over broadcast axes, then reshape).
   TensorId sum_to_shape(TensorId grad, const Shape& shape);
   // A constant scalar-filled tensor of the given shape (f32).
@@ -52,6 +64,8 @@ class GradContext {
  private:
   Graph& graph_;
   std::vector<Node>& backward_;
+  const std::vector<Node>* forward_;
+  std::vector<Node>* forward_after_;
   const Node& node_;
   std::vector<TensorId> dy_;
   std::vector<bool> needs_dx_;

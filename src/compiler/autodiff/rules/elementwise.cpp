@@ -1,6 +1,6 @@
 // Gradient rules of the elementwise family. Broadcast inputs get their gradient summed back to
 // their own shape (GradContext::sum_to_shape); activations use the fused (dy, x) -> dx ops of the
-// elementwise_grad family.
+// elementwise_grad family, and Relu / Relu6 / Clip a 1-byte mask (activation_mask family).
 #include "compiler/autodiff/grad_rule.hpp"
 
 namespace pock {
@@ -66,10 +66,7 @@ Status from_output(GradContext& c) {
   c.set_dx(0, c.emit1(kGradOp, {c.dy(0), c.y(0)}));
   return Status::ok();
 }
-constexpr char kReluGrad[] = "ReluGrad";
-constexpr char kRelu6Grad[] = "Relu6Grad";
 constexpr char kLeakyReluGrad[] = "LeakyReluGrad";
-constexpr char kClipGrad[] = "ClipGrad";
 constexpr char kGeluGrad[] = "GeluGrad";
 constexpr char kSiluGrad[] = "SiluGrad";
 constexpr char kHardSwishGrad[] = "HardSwishGrad";
@@ -77,6 +74,54 @@ constexpr char kHardSigmoidGrad[] = "HardSigmoidGrad";
 constexpr char kAbsGrad[] = "AbsGrad";
 constexpr char kSigmoidGrad[] = "SigmoidGrad";
 constexpr char kTanhGrad[] = "TanhGrad";
+
+// Relu, Relu6 and Clip: f' is 1 inside the linear range and 0 outside, so the backward needs one
+// byte per element. Unless the backward reads the activation's output or input anyway, ClipMask
+// records that byte in the forward pass, right after the activation, and MaskGrad applies it:
+// the f32 tensors may then die in the forward pass (sparse backprop through frozen layers keeps
+// nothing else of them). Where the backward keeps y or x alive anyway, or x is not an arena
+// tensor, the (dy, v) op reads that instead. Relu and Relu6 take the mask from the output y, exactly:
+//   x > 0 <=> y > 0,  0 < x < 6 <=> 0 < y < 6  (a NaN fails both sides)
+// which leaves the pre-activation no reader but the activation, so that the fusion pass still
+// folds it into a Conv2d / Linear. Clip's bounds are inclusive (PyTorch's clamp), which y cannot
+// tell (every x <= min gives y = min): its mask reads x.
+struct RangeActivation {
+  const char* grad_op;  // the (dy, v) -> dx op, used when v stays alive for the backward anyway
+  bool from_output;     // Relu, Relu6: exclusive bounds, exact from y
+};
+
+Attrs clip_bounds(const Attrs& forward) {
+  Attrs a;
+  for (const char* bound : {"min", "max"}) {
+    if (forward.has(bound)) a.set(bound, forward.get_float(bound, 0.0));
+  }
+  a.set("inclusive", int64_t{1});
+  return a;
+}
+
+Status range_activation_grad(GradContext& c, const RangeActivation& kind, Attrs mask_attrs) {
+  const TensorId x = c.x(0), y = c.y(0);
+  if (kind.from_output && c.kept_by_backward(y)) {
+    c.set_dx(0, c.emit1(kind.grad_op, {c.dy(0), y}, c.attrs()));
+  } else if (c.desc(x).kind != TensorKind::kActivation || c.kept_by_backward(x)) {
+    // x is a weight or an input (never in the arena), or the backward keeps it anyway.
+    c.set_dx(0, c.emit1(kind.grad_op, {c.dy(0), x}, c.attrs()));
+  } else {
+    const TensorId mask = c.emit_forward1("ClipMask", {kind.from_output ? y : x}, std::move(mask_attrs));
+    c.set_dx(0, c.emit1("MaskGrad", {c.dy(0), mask}));
+  }
+  return c.status();
+}
+
+Status relu_grad(GradContext& c) {
+  return range_activation_grad(c, {"ReluGrad", true}, Attrs{{"min", 0.0}});
+}
+Status relu6_grad(GradContext& c) {
+  return range_activation_grad(c, {"Relu6Grad", true}, Attrs{{"min", 0.0}, {"max", 6.0}});
+}
+Status clip_grad(GradContext& c) {
+  return range_activation_grad(c, {"ClipGrad", false}, clip_bounds(c.attrs()));
+}
 
 Status scaled(GradContext& c, TensorId t, double alpha) {
   c.set_dx(0, c.emit1("ScaleShift", {t}, Attrs{{"alpha", alpha}}));
@@ -150,10 +195,10 @@ void register_elementwise_gradients(GradRegistry& r) {
   r.add("Reciprocal", reciprocal_grad);
   r.add("Square", square_grad);
   r.add("Abs", from_input<kAbsGrad>);
-  r.add("Relu", from_input<kReluGrad>);
-  r.add("Relu6", from_input<kRelu6Grad>);
+  r.add("Relu", relu_grad);
+  r.add("Relu6", relu6_grad);
   r.add("LeakyRelu", from_input<kLeakyReluGrad>);
-  r.add("Clip", from_input<kClipGrad>);
+  r.add("Clip", clip_grad);
   r.add("Gelu", from_input<kGeluGrad>);
   r.add("Silu", from_input<kSiluGrad>);
   r.add("HardSwish", from_input<kHardSwishGrad>);

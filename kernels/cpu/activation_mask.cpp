@@ -1,0 +1,134 @@
+// ClipMask and MaskGrad on the cpu backend: the 1-byte activation mask that the Relu, Relu6 and
+// Clip gradients save in the forward pass, and dx = dy * mask in the backward. Plain loops under
+// `#pragma omp simd`, compiled per x86 level (simd.hpp): f32 compares packed to bytes, and bytes
+// widened to f32 factors. MaskGrad multiplies as ref does, so a NaN or infinite dy gives NaN
+// where the mask is 0, exactly as ReluGrad / ClipGrad's dy * f'(x).
+#include <bit>
+#include <cmath>
+
+#include "kernels/cpu/activation_mask_steps.hpp"
+#include "kernels/cpu/cpu_families.hpp"
+#include "kernels/cpu/cpu_util.hpp"
+#include "kernels/cpu/simd.hpp"
+#include "kernels/cpu/thread_pool.hpp"
+
+namespace pock::cpu {
+namespace {
+
+// Below this many elements a loop is not worth handing to the pool (as the other elementwise ops).
+constexpr size_t kMinParallelElements = size_t{1} << 15;
+
+// The largest float <= d, and the smallest float >= d (infinite d stays infinite).
+float float_at_or_below(double d) {
+  float f = static_cast<float>(d);
+  if (static_cast<double>(f) > d) f = std::nextafter(f, -INFINITY);
+  return f;
+}
+float float_at_or_above(double d) {
+  float f = static_cast<float>(d);
+  if (static_cast<double>(f) < d) f = std::nextafter(f, INFINITY);
+  return f;
+}
+
+bool is_byte_mask(const pock_tensor_desc& t) { return t.dtype == POCK_U8 || t.dtype == POCK_BOOL; }
+
+// A NaN fails every compare: outside every range, as in ref. Strict and non-strict compares stay
+// compares (not v >= the next float above lo): that would hinge on denormals, which a CPU set to
+// treat them as zero compares differently.
+POCK_SIMD_CLONES void range_mask(const float* v, uint8_t* mask, int64_t n, float lo, float hi, bool lo_strict,
+                                 bool hi_strict) {
+  auto loop = [&](auto above, auto below) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) mask[i] = static_cast<uint8_t>(above(v[i]) & below(v[i]));
+  };
+  auto gt = [lo](float x) { return x > lo; };
+  auto ge = [lo](float x) { return x >= lo; };
+  auto lt = [hi](float x) { return x < hi; };
+  auto le = [hi](float x) { return x <= hi; };
+  if (lo_strict) {
+    hi_strict ? loop(gt, lt) : loop(gt, le);
+  } else {
+    hi_strict ? loop(ge, lt) : loop(ge, le);
+  }
+}
+
+void clip_mask_loop(const float* v, uint8_t* mask, int64_t n, const MaskBounds& b) {
+  range_mask(v, mask, n, b.lo, b.hi, b.lo_strict, b.hi_strict);
+}
+
+// The factor 1.0f or 0.0f built from its bits: written as `dy * float(mask != 0)`, GCC turns the
+// multiplication by 1 into a branch and leaves the AVX2 and SSE clones scalar.
+POCK_SIMD_CLONES void mask_grad_loop(const float* dy, const uint8_t* mask, float* dx, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t one_or_zero = (mask[i] != 0 ? 0xFFFFFFFFu : 0u) & 0x3F800000u;
+    dx[i] = dy[i] * std::bit_cast<float>(one_or_zero);
+  }
+}
+
+Status clip_mask(const KernelCall& c) { return run_clip_mask(c, clip_mask_loop); }
+Status mask_grad(const KernelCall& c) { return run_mask_grad(c, mask_grad_loop); }
+
+KernelDef def(const char* op, KernelFn run, bool (*accepts)(const pock_op_desc&)) {
+  KernelDef d{op, DType::kF32, run, kCpuScore};
+  d.accepts = accepts;
+  return d;
+}
+
+}  // namespace
+
+// For f32 v and a double bound d: v > d <=> v > (largest float <= d), v >= d <=> v >= (smallest
+// float >= d), and likewise above.
+MaskBounds clip_mask_bounds(const KernelCall& c) {
+  const bool inclusive = c.attr_int("inclusive", 0) != 0;
+  MaskBounds b;
+  b.lo_strict = !inclusive && c.attr("min") != nullptr;
+  b.hi_strict = !inclusive && c.attr("max") != nullptr;
+  const double lo = c.attr_float("min", -INFINITY), hi = c.attr_float("max", INFINITY);
+  b.lo = b.lo_strict ? float_at_or_below(lo) : float_at_or_above(lo);
+  b.hi = b.hi_strict ? float_at_or_above(hi) : float_at_or_below(hi);
+  return b;
+}
+
+bool clip_mask_accepts(const pock_op_desc& op) {
+  return op.num_inputs == 1 && op.num_outputs == 1 && is_f32(op.inputs[0]) && is_byte_mask(op.outputs[0]) &&
+         numel(op.inputs[0]) == numel(op.outputs[0]);
+}
+
+bool mask_grad_accepts(const pock_op_desc& op) {
+  if (op.num_inputs != 2 || op.num_outputs != 1) return false;
+  const pock_tensor_desc &dy = op.inputs[0], &mask = op.inputs[1], &dx = op.outputs[0];
+  return is_f32(dy) && is_byte_mask(mask) && is_f32(dx) && numel(mask) == numel(dy) && numel(dx) == numel(dy);
+}
+
+Status run_clip_mask(const KernelCall& c, ClipMaskLoop loop) {
+  const MaskBounds b = clip_mask_bounds(c);
+  const float* v = c.in_data<float>(0);
+  uint8_t* mask = c.out_data<uint8_t>(0);
+  const size_t n = static_cast<size_t>(numel(c.out(0)));
+  pthreadpool_t pool = n >= kMinParallelElements ? thread_pool_for(c.desc->num_threads) : nullptr;
+  // Tiles of whole 64-byte lines of the mask (the arena aligns tensors to 64 bytes): no two
+  // threads write one cache line.
+  parallel_for(pool, n, (balanced_tile(pool, n, kMinParallelElements / 4) + 63) & ~size_t{63},
+               [&](size_t begin, size_t end) { loop(v + begin, mask + begin, static_cast<int64_t>(end - begin), b); });
+  return Status::ok();
+}
+
+Status run_mask_grad(const KernelCall& c, MaskGradLoop loop) {
+  const float* dy = c.in_data<float>(0);
+  const uint8_t* mask = c.in_data<uint8_t>(1);
+  float* dx = c.out_data<float>(0);
+  const size_t n = static_cast<size_t>(numel(c.out(0)));
+  pthreadpool_t pool = n >= kMinParallelElements ? thread_pool_for(c.desc->num_threads) : nullptr;
+  parallel_for(pool, n, balanced_tile(pool, n, kMinParallelElements / 4), [&](size_t begin, size_t end) {
+    loop(dy + begin, mask + begin, dx + begin, static_cast<int64_t>(end - begin));
+  });
+  return Status::ok();
+}
+
+void register_activation_mask(KernelTable& t) {
+  t.add(def("ClipMask", clip_mask, clip_mask_accepts));
+  t.add(def("MaskGrad", mask_grad, mask_grad_accepts));
+}
+
+}  // namespace pock::cpu
