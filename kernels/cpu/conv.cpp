@@ -17,15 +17,15 @@ bool conv_accepts(const pock_op_desc& op) {
   return g.is_depthwise() || im2col_conv_available() || (xnnpack_conv_available() && is_constant(op.inputs[1]));
 }
 
-Status conv_prepare(const pock_op_desc& op, void** state) {
+Status conv_prepare(const pock_op_desc& op, KernelScope& scope, void** state) {
   ConvGeometry g;
   if (!conv_geometry(op, &g)) {
     return Status(Code::kInvalidArgument, std::string("Conv2d '") + op.name + "': bad shapes");
   }
-  using Maker = std::unique_ptr<ConvKernel> (*)(const pock_op_desc&, const ConvGeometry&, Status*);
+  using Maker = std::unique_ptr<ConvKernel> (*)(const pock_op_desc&, const ConvGeometry&, KernelScope&, Status*);
   for (Maker make : {make_xnnpack_conv, make_depthwise_conv, make_im2col_conv}) {
     Status status;
-    std::unique_ptr<ConvKernel> kernel = make(op, g, &status);
+    std::unique_ptr<ConvKernel> kernel = make(op, g, scope, &status);
     POCK_RETURN_IF_ERROR(status);
     if (kernel) {
       *state = kernel.release();
@@ -42,7 +42,8 @@ void conv_release(void* state) { delete static_cast<ConvKernel*>(state); }
 }  // namespace
 
 void register_conv(KernelTable& t) {
-  KernelDef d{"Conv2d", DType::kF32, conv_run, kCpuScore, conv_prepare, conv_release};
+  KernelDef d{"Conv2d", DType::kF32, conv_run, kCpuScore, nullptr, conv_release};
+  d.prepare_scoped = conv_prepare;
   d.accepts = conv_accepts;
   t.add(d);
 }

@@ -79,7 +79,8 @@ class DepthwiseConv final : public ConvKernel {
 
 }  // namespace
 
-std::unique_ptr<ConvKernel> make_depthwise_conv(const pock_op_desc& op, const ConvGeometry& g, Status* status) {
+std::unique_ptr<ConvKernel> make_depthwise_conv(const pock_op_desc& op, const ConvGeometry& g, KernelScope&,
+                                                Status* status) {
   *status = Status::ok();
   if (!g.is_depthwise()) return nullptr;
   auto conv = std::unique_ptr<ConvKernel>(new (std::nothrow) DepthwiseConv(g, op.num_threads));

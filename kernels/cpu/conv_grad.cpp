@@ -34,24 +34,24 @@ Status adopt(const pock_op_desc& op, std::unique_ptr<ConvKernel> kernel, void** 
   return Status::ok();
 }
 
-Status grad_input_prepare(const pock_op_desc& op, void** state) {
+Status grad_input_prepare(const pock_op_desc& op, KernelScope& scope, void** state) {
   ConvGeometry g;
   if (!conv_grad_input_geometry(op, &g)) return bad_shapes(op);
   Status status;
   std::unique_ptr<ConvKernel> kernel = make_depthwise_conv_grad_input(op, g, cpu_depthwise_grad_loops(), &status);
-  if (!kernel && status.is_ok()) kernel = make_gemm_conv_grad_input(op, g, &status);
+  if (!kernel && status.is_ok()) kernel = make_gemm_conv_grad_input(op, g, scope, &status);
   POCK_RETURN_IF_ERROR(status);
   return adopt(op, std::move(kernel), state);
 }
 
-Status grad_weight_prepare(const pock_op_desc& op, void** state) {
+Status grad_weight_prepare(const pock_op_desc& op, KernelScope& scope, void** state) {
   ConvGeometry g;
   int64_t channels = 0;
   if (!conv_grad_weight_geometry(op, &g, &channels)) return bad_shapes(op);
   Status status;
   std::unique_ptr<ConvKernel> kernel =
       make_depthwise_conv_grad_weight(op, g, channels, cpu_depthwise_grad_loops(), &status);
-  if (!kernel && status.is_ok()) kernel = make_gemm_conv_grad_weight(op, g, channels, &status);
+  if (!kernel && status.is_ok()) kernel = make_gemm_conv_grad_weight(op, g, channels, scope, &status);
   POCK_RETURN_IF_ERROR(status);
   return adopt(op, std::move(kernel), state);
 }
@@ -59,8 +59,9 @@ Status grad_weight_prepare(const pock_op_desc& op, void** state) {
 Status run(const KernelCall& c) { return static_cast<ConvKernel*>(c.state)->run(c); }
 void release(void* state) { delete static_cast<ConvKernel*>(state); }
 
-KernelDef def(const char* op, KernelPrepareFn prepare, bool (*accepts)(const pock_op_desc&)) {
-  KernelDef d{op, DType::kF32, run, kCpuScore, prepare, release};
+KernelDef def(const char* op, KernelScopedPrepareFn prepare, bool (*accepts)(const pock_op_desc&)) {
+  KernelDef d{op, DType::kF32, run, kCpuScore, nullptr, release};
+  d.prepare_scoped = prepare;
   d.accepts = accepts;
   return d;
 }

@@ -15,7 +15,6 @@
 #include "kernels/cpu/conv_unfold.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/thread_pool.hpp"
-#include "runtime/mapped_file.hpp"
 
 namespace pock::cpu {
 
@@ -25,20 +24,23 @@ namespace {
 
 int blas_int(int64_t v) { return static_cast<int>(std::max<int64_t>(v, 1)); }
 
-// What both gradients share: the geometry, the pool for (un)folding, the column scratch.
+// What both gradients share: the geometry, the pool for (un)folding, the column scratch (the
+// engine's shared scratch region, runtime/kernel_scope.hpp).
 class GemmConvGrad : public ConvKernel {
  public:
-  GemmConvGrad(const ConvGeometry& g, int32_t num_threads)
-      : g_(g), pool_(thread_pool_for(num_threads)), identity_(unfold_is_identity(g)) {}
+  GemmConvGrad(const ConvGeometry& g, int32_t num_threads, KernelScope& scope)
+      : g_(g), pool_(thread_pool_for(num_threads)), identity_(unfold_is_identity(g)), scope_(&scope) {}
 
   Status init() {
     if (identity_) return Status::ok();
-    return cols_.allocate(static_cast<size_t>(k() * g_.out_plane()) * sizeof(float), "Conv2d gradient columns");
+    return scope_->reserve_scratch(static_cast<size_t>(k() * g_.out_plane()) * sizeof(float),
+                                   "Conv2d gradient columns");
   }
 
  protected:
   int64_t k() const { return g_.in_per_group() * g_.kernel_h * g_.kernel_w; }
-  float* cols() const { return reinterpret_cast<float*>(cols_.data()); }
+  // Read at run time: the region may move while later ops are prepared.
+  float* cols() const { return reinterpret_cast<float*>(scope_->scratch()); }
   // Offsets of image n, group `group` in x (or dx), dy (or y) and w (or dw).
   int64_t x_offset(int64_t n, int64_t group) const {
     return (n * g_.in_channels + group * g_.in_per_group()) * g_.in_plane();
@@ -51,7 +53,7 @@ class GemmConvGrad : public ConvKernel {
   ConvGeometry g_;
   pthreadpool_t pool_;
   bool identity_;
-  AlignedBuffer cols_;
+  KernelScope* scope_;
 };
 
 class GemmConvGradInput final : public GemmConvGrad {
@@ -78,8 +80,8 @@ class GemmConvGradInput final : public GemmConvGrad {
 
 class GemmConvGradWeight final : public GemmConvGrad {
  public:
-  GemmConvGradWeight(const ConvGeometry& g, int32_t num_threads, int64_t channels)
-      : GemmConvGrad(g, num_threads), channels_(channels) {}
+  GemmConvGradWeight(const ConvGeometry& g, int32_t num_threads, KernelScope& scope, int64_t channels)
+      : GemmConvGrad(g, num_threads, scope), channels_(channels) {}
 
   Status run(const KernelCall& c) override {
     const float* x = c.in_data<float>(0);
@@ -115,10 +117,11 @@ bool fits(const ConvGeometry& g) {
 }
 
 template <typename Kernel, typename... Args>
-std::unique_ptr<ConvKernel> make(const pock_op_desc& op, const ConvGeometry& g, Status* status, Args... args) {
+std::unique_ptr<ConvKernel> make(const pock_op_desc& op, const ConvGeometry& g, KernelScope& scope, Status* status,
+                                 Args... args) {
   *status = Status::ok();
   if (!fits(g)) return nullptr;
-  auto kernel = std::unique_ptr<Kernel>(new (std::nothrow) Kernel(g, op.num_threads, args...));
+  auto kernel = std::unique_ptr<Kernel>(new (std::nothrow) Kernel(g, op.num_threads, scope, args...));
   if (!kernel) {
     *status = Status(Code::kOutOfMemory, std::string(op.op) + " gemm state");
     return nullptr;
@@ -131,13 +134,14 @@ std::unique_ptr<ConvKernel> make(const pock_op_desc& op, const ConvGeometry& g, 
 
 }  // namespace
 
-std::unique_ptr<ConvKernel> make_gemm_conv_grad_input(const pock_op_desc& op, const ConvGeometry& g, Status* status) {
-  return make<GemmConvGradInput>(op, g, status);
+std::unique_ptr<ConvKernel> make_gemm_conv_grad_input(const pock_op_desc& op, const ConvGeometry& g, KernelScope& scope,
+                                                      Status* status) {
+  return make<GemmConvGradInput>(op, g, scope, status);
 }
 
 std::unique_ptr<ConvKernel> make_gemm_conv_grad_weight(const pock_op_desc& op, const ConvGeometry& g, int64_t channels,
-                                                       Status* status) {
-  return make<GemmConvGradWeight>(op, g, status, channels);
+                                                       KernelScope& scope, Status* status) {
+  return make<GemmConvGradWeight>(op, g, scope, status, channels);
 }
 
 }  // namespace pock::cpu
@@ -148,12 +152,13 @@ namespace pock::cpu {
 
 bool gemm_conv_grad_available() { return false; }
 
-std::unique_ptr<ConvKernel> make_gemm_conv_grad_input(const pock_op_desc&, const ConvGeometry&, Status* status) {
+std::unique_ptr<ConvKernel> make_gemm_conv_grad_input(const pock_op_desc&, const ConvGeometry&, KernelScope&,
+                                                      Status* status) {
   *status = Status::ok();
   return nullptr;
 }
 
-std::unique_ptr<ConvKernel> make_gemm_conv_grad_weight(const pock_op_desc&, const ConvGeometry&, int64_t,
+std::unique_ptr<ConvKernel> make_gemm_conv_grad_weight(const pock_op_desc&, const ConvGeometry&, int64_t, KernelScope&,
                                                        Status* status) {
   *status = Status::ok();
   return nullptr;

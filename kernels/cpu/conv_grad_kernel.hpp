@@ -1,6 +1,6 @@
 // The cpu backend's ways to run Conv2d's input and weight gradients. conv_grad.cpp picks one per
-// op at prepare, like conv.cpp does for the forward op; each is built with its scratch so that
-// run() never allocates.
+// op at prepare, like conv.cpp does for the forward op; each is built with its scratch reserved so
+// that run() never allocates.
 //   depthwise — one input channel per group: direct loops over NCHW, no library
 //   gemm      — anything else: im2col / col2im around OpenBLAS sgemm
 // Both read w, x and dy on every run: nothing is packed that training could change.
@@ -29,9 +29,11 @@ std::unique_ptr<ConvKernel> make_depthwise_conv_grad_input(const pock_op_desc& o
 std::unique_ptr<ConvKernel> make_depthwise_conv_grad_weight(const pock_op_desc& op, const ConvGeometry& g,
                                                             int64_t channels, const DepthwiseGradLoops& loops,
                                                             Status* status);
-std::unique_ptr<ConvKernel> make_gemm_conv_grad_input(const pock_op_desc& op, const ConvGeometry& g, Status* status);
+// The gemm way's column scratch is the backend instance's shared region (runtime/kernel_scope.hpp).
+std::unique_ptr<ConvKernel> make_gemm_conv_grad_input(const pock_op_desc& op, const ConvGeometry& g, KernelScope& scope,
+                                                      Status* status);
 std::unique_ptr<ConvKernel> make_gemm_conv_grad_weight(const pock_op_desc& op, const ConvGeometry& g, int64_t channels,
-                                                       Status* status);
+                                                       KernelScope& scope, Status* status);
 
 // Whether the gemm way is compiled in (it needs OpenBLAS).
 bool gemm_conv_grad_available();

@@ -1,5 +1,5 @@
 // Conv2d as GEMM on NCHW: per image and group, the input patches are unrolled into a
-// [C/g * kh * kw, Ho * Wo] matrix (im2col) in scratch made at prepare, and OpenBLAS computes
+// [C/g * kh * kw, Ho * Wo] matrix (im2col) in the engine's shared scratch, and OpenBLAS computes
 // Y[O/g, Ho*Wo] = W[O/g, C/g*kh*kw] * cols. The OIHW weight already is that row-major W, so it is
 // read in place on every run — nothing to repack when it is trainable. A 1x1, stride-1, unpadded
 // convolution skips im2col: the input planes are the matrix.
@@ -13,7 +13,6 @@
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/thread_pool.hpp"
-#include "runtime/mapped_file.hpp"
 
 namespace pock::cpu {
 
@@ -23,7 +22,8 @@ namespace {
 
 class Im2colConv final : public ConvKernel {
  public:
-  Im2colConv(const ConvGeometry& g, int32_t num_threads) : g_(g), pool_(thread_pool_for(num_threads)) {
+  Im2colConv(const ConvGeometry& g, int32_t num_threads, KernelScope& scope)
+      : g_(g), pool_(thread_pool_for(num_threads)), scope_(&scope) {
     rows_ = g.in_per_group() * g.kernel_h * g.kernel_w;
     pointwise_ = g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_top == 0 &&
                  g.pad_left == 0 && g.pad_bottom == 0 && g.pad_right == 0;
@@ -31,7 +31,7 @@ class Im2colConv final : public ConvKernel {
 
   Status init() {
     if (pointwise_) return Status::ok();
-    return cols_.allocate(static_cast<size_t>(rows_ * g_.out_plane()) * sizeof(float), "Conv2d im2col scratch");
+    return scope_->reserve_scratch(static_cast<size_t>(rows_ * g_.out_plane()) * sizeof(float), "Conv2d im2col scratch");
   }
 
   Status run(const KernelCall& c) override {
@@ -66,7 +66,8 @@ class Im2colConv final : public ConvKernel {
   }
 
  private:
-  float* cols() const { return reinterpret_cast<float*>(cols_.data()); }
+  // Read at run time: the region may move while later ops are prepared.
+  float* cols() const { return reinterpret_cast<float*>(scope_->scratch()); }
 
   // cols[(c * kh + ky) * kw + kx][oy * Wo + ox] = x[c][iy][ix], zero where the window is in padding.
   void im2col(const float* x) const {
@@ -99,18 +100,19 @@ class Im2colConv final : public ConvKernel {
   pthreadpool_t pool_;
   int64_t rows_ = 0;  // C/g * kh * kw: the GEMM's K
   bool pointwise_ = false;
-  AlignedBuffer cols_;
+  KernelScope* scope_;
 };
 
 }  // namespace
 
-std::unique_ptr<ConvKernel> make_im2col_conv(const pock_op_desc& op, const ConvGeometry& g, Status* status) {
+std::unique_ptr<ConvKernel> make_im2col_conv(const pock_op_desc& op, const ConvGeometry& g, KernelScope& scope,
+                                             Status* status) {
   *status = Status::ok();
   if (!fits_blas_int(g.out_per_group()) || !fits_blas_int(g.out_plane()) ||
       !fits_blas_int(g.in_per_group() * g.kernel_h * g.kernel_w)) {
     return nullptr;
   }
-  auto conv = std::unique_ptr<Im2colConv>(new (std::nothrow) Im2colConv(g, op.num_threads));
+  auto conv = std::unique_ptr<Im2colConv>(new (std::nothrow) Im2colConv(g, op.num_threads, scope));
   if (!conv) {
     *status = Status(Code::kOutOfMemory, "Conv2d im2col state");
     return nullptr;
@@ -129,7 +131,7 @@ namespace pock::cpu {
 
 bool im2col_conv_available() { return false; }
 
-std::unique_ptr<ConvKernel> make_im2col_conv(const pock_op_desc&, const ConvGeometry&, Status* status) {
+std::unique_ptr<ConvKernel> make_im2col_conv(const pock_op_desc&, const ConvGeometry&, KernelScope&, Status* status) {
   *status = Status::ok();
   return nullptr;
 }

@@ -1,6 +1,9 @@
 // The cpu backend's ways to run a Conv2d. conv.cpp picks one per op at prepare; each is built with
-// everything it needs (library operator objects, scratch) so that run() never allocates.
-//   xnnpack   — frozen (constant) weights: XNNPACK operator created once, weights repacked into it
+// everything it needs (library operator objects, scratch) so that run() never allocates. Scratch
+// is the backend instance's one region (runtime/kernel_scope.hpp), sized to the largest need of
+// any op of the engine, not a buffer per op.
+//   xnnpack   — frozen (constant) weights: XNNPACK operator created once per engine for each
+//               weight, shared by every function's instance of the op, weights repacked into it
 //   depthwise — one input channel per group: direct vectorized loops over NCHW, weights read live
 //   im2col    — anything else: im2col into scratch + OpenBLAS sgemm, weights read live
 // The last two read the weight tensor on every run, which is what a trainable weight needs: the
@@ -10,6 +13,7 @@
 
 #include "kernels/cpu/conv_geometry.hpp"
 #include "runtime/kernel.hpp"
+#include "runtime/kernel_scope.hpp"
 
 namespace pock::cpu {
 
@@ -21,9 +25,12 @@ class ConvKernel {
 
 // Each returns nullptr with an OK status when it cannot run this op (missing library, a shape the
 // library rejects), so that the caller can try the next way; an error status is a real failure.
-std::unique_ptr<ConvKernel> make_xnnpack_conv(const pock_op_desc& op, const ConvGeometry& g, Status* status);
-std::unique_ptr<ConvKernel> make_depthwise_conv(const pock_op_desc& op, const ConvGeometry& g, Status* status);
-std::unique_ptr<ConvKernel> make_im2col_conv(const pock_op_desc& op, const ConvGeometry& g, Status* status);
+std::unique_ptr<ConvKernel> make_xnnpack_conv(const pock_op_desc& op, const ConvGeometry& g, KernelScope& scope,
+                                              Status* status);
+std::unique_ptr<ConvKernel> make_depthwise_conv(const pock_op_desc& op, const ConvGeometry& g, KernelScope& scope,
+                                                Status* status);
+std::unique_ptr<ConvKernel> make_im2col_conv(const pock_op_desc& op, const ConvGeometry& g, KernelScope& scope,
+                                             Status* status);
 
 // Whether each way is compiled in and usable (XNNPACK also needs xnn_initialize to succeed).
 bool xnnpack_conv_available();

@@ -1,15 +1,23 @@
 // Conv2d with a frozen weight through XNNPACK (NHWC f32). At prepare: the OIHW weight is repacked
 // to XNNPACK's filter layout and handed to xnn_create_convolution2d_nhwc_f32, which packs it
-// again into the operator; the operator is set up once on NHWC scratch buffers (tensor addresses
-// are fixed for the engine's lifetime). A run is: NCHW -> NHWC copy, xnn_run_operator, NHWC -> NCHW
-// copy with the bias added on the way — the bias stays outside the operator so that a trainable
-// bias (bias-only fine-tuning) is read fresh every step.
+// again into the operator. A run is: NCHW -> NHWC copy, xnn_run_operator, NHWC -> NCHW copy with
+// the bias added on the way — the bias stays outside the operator so that a trainable bias
+// (bias-only fine-tuning) is read fresh every step.
+//
+// Memory follows the plan, not the op count (issue #7): the NHWC staging buffers are the backend
+// instance's one scratch region (runtime/kernel_scope.hpp), sized to the largest convolution, and
+// the operator — the packed weight — is made once per engine for each (weight address, geometry)
+// and shared by every op instance that asks for it: the train, eval and infer functions each bind
+// their own copy of every frozen layer. The scratch region can move while later ops are
+// prepared, so the operator is set up again on a run that finds it bound to an old address: once,
+// on the first run, with unchanged sizes (XNNPACK then reuses its indirection buffer).
 #include "kernels/cpu/conv_kernel.hpp"
 
 #ifdef POCK_HAVE_XNNPACK
 #include <xnnpack.h>
 
 #include <cmath>
+#include <memory>
 #include <new>
 #include <string>
 
@@ -46,58 +54,68 @@ void repack_filter(const float* oihw, const ConvGeometry& g, bool depthwise, flo
   }
 }
 
+// One XNNPACK operator (it owns the packed weight), shared by the op instances of one engine that
+// convolve the same constant weight with the same geometry.
+struct SharedOperator {
+  SharedOperator() = default;
+  SharedOperator(const SharedOperator&) = delete;
+  SharedOperator& operator=(const SharedOperator&) = delete;
+  ~SharedOperator() {
+    if (op) xnn_delete_operator(op);
+  }
+  xnn_operator_t op = nullptr;
+  const uint8_t* bound_to = nullptr;  // the scratch address the operator was last set up on
+};
+
+size_t round_up_64(size_t v) { return (v + 63) / 64 * 64; }
+
+// Everything the operator depends on: the weight's address (constant while the engine is open:
+// the same address is the same weight) and every extent the operator or its set-up reads.
+std::string operator_key(const void* weight, const ConvGeometry& g, pthreadpool_t pool) {
+  std::string key = "xnnpack.conv2d";
+  for (int64_t v : {reinterpret_cast<int64_t>(weight), reinterpret_cast<int64_t>(pool), g.batch, g.in_channels, g.in_h,
+                    g.in_w, g.out_channels, g.out_h, g.out_w, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w,
+                    g.dilation_h, g.dilation_w, g.pad_top, g.pad_left, g.pad_bottom, g.pad_right, g.groups}) {
+    key += ' ';
+    key += std::to_string(v);
+  }
+  return key;
+}
+
 class XnnpackConv final : public ConvKernel {
  public:
-  explicit XnnpackConv(const ConvGeometry& g) : g_(g) {}
-  ~XnnpackConv() override {
-    if (op_) xnn_delete_operator(op_);
-  }
+  XnnpackConv(const ConvGeometry& g, KernelScope& scope) : g_(g), scope_(&scope) {}
 
   // Returns false (with *status OK) when XNNPACK rejects the parameters.
   bool init(const pock_op_desc& op, Status* status) {
     pool_ = thread_pool_for(op.num_threads);
-    const bool depthwise = g_.is_depthwise();
-    // Only needed until the operator has packed it.
-    AlignedBuffer filter;
-    *status = filter.allocate(op.inputs[1].nbytes, "Conv2d filter repack");
-    if (!status->is_ok()) return false;
-    float* filter_data = reinterpret_cast<float*>(filter.data());
-    repack_filter(static_cast<const float*>(op.inputs[1].data), g_, depthwise, filter_data);
-    const xnn_status created = xnn_create_convolution2d_nhwc_f32(
-        static_cast<uint32_t>(g_.pad_top), static_cast<uint32_t>(g_.pad_right), static_cast<uint32_t>(g_.pad_bottom),
-        static_cast<uint32_t>(g_.pad_left), static_cast<uint32_t>(g_.kernel_h), static_cast<uint32_t>(g_.kernel_w),
-        static_cast<uint32_t>(g_.stride_h), static_cast<uint32_t>(g_.stride_w), static_cast<uint32_t>(g_.dilation_h),
-        static_cast<uint32_t>(g_.dilation_w), static_cast<uint32_t>(g_.groups), static_cast<size_t>(g_.in_per_group()),
-        static_cast<size_t>(g_.out_per_group()), static_cast<size_t>(g_.in_channels),
-        static_cast<size_t>(g_.out_channels), filter_data, /*bias=*/nullptr, -INFINITY, INFINITY,
-        // Yield workers after each run, as parallel_for does (thread_pool.hpp).
-        (depthwise ? XNN_FLAG_DEPTHWISE_CONVOLUTION : 0) | XNN_FLAG_YIELD_WORKERS, &op_);
-    if (created != xnn_status_success) {
-      op_ = nullptr;
-      return false;  // e.g. a shape outside what this XNNPACK build supports: another way runs it
-    }
-    // XNNPACK kernels may read (never use) up to XNN_EXTRA_BYTES past the end of their input.
+    // Scratch: the NHWC input, then the NHWC output. XNNPACK kernels may read (never use) up to
+    // XNN_EXTRA_BYTES past the end of their input — the output region, or the tail after it.
     const size_t in_bytes = static_cast<size_t>(g_.batch * g_.in_channels * g_.in_plane()) * sizeof(float);
     const size_t out_bytes = static_cast<size_t>(g_.batch * g_.out_channels * g_.out_plane()) * sizeof(float);
-    *status = input_nhwc_.allocate(in_bytes + XNN_EXTRA_BYTES, "Conv2d NHWC input scratch");
+    output_offset_ = round_up_64(in_bytes);
+    *status = scope_->reserve_scratch(output_offset_ + out_bytes + XNN_EXTRA_BYTES, "Conv2d NHWC scratch");
     if (!status->is_ok()) return false;
-    *status = output_nhwc_.allocate(out_bytes + XNN_EXTRA_BYTES, "Conv2d NHWC output scratch");
-    if (!status->is_ok()) return false;
-    const xnn_status set_up =
-        xnn_setup_convolution2d_nhwc_f32(op_, static_cast<size_t>(g_.batch), static_cast<size_t>(g_.in_h),
-                                         static_cast<size_t>(g_.in_w), input(), output(), pool_);
-    if (set_up != xnn_status_success) {
-      *status =
-          Status(Code::kInternal, std::string("Conv2d '") + op.name + "': xnn_setup_convolution2d_nhwc_f32 failed (" +
-                                      std::to_string(static_cast<int>(set_up)) + ")");
-      return false;
+
+    const std::string key = operator_key(op.inputs[1].data, g_, pool_);
+    shared_ = std::static_pointer_cast<SharedOperator>(scope_->find_shared(key));
+    if (!shared_) {
+      if (!create_operator(op, status)) return false;
+      if (!scope_->put_shared(key, shared_)) {
+        *status = Status(Code::kOutOfMemory, "Conv2d XNNPACK operator cache");
+        return false;
+      }
     }
-    return true;
+    // Set up here so that the first run finds XNNPACK's per-size state made; run() re-binds it only
+    // if a later prepare moved the scratch region.
+    *status = bind(op.name);
+    return status->is_ok();
   }
 
   Status run(const KernelCall& c) override {
+    if (shared_->bound_to != scope_->scratch()) POCK_RETURN_IF_ERROR(bind(c.desc->name));
     nchw_to_nhwc(c.in_data<float>(0), input(), g_.batch, g_.in_channels, g_.in_plane(), pool_);
-    const xnn_status s = xnn_run_operator(op_, pool_);
+    const xnn_status s = xnn_run_operator(shared_->op, pool_);
     if (s != xnn_status_success) {
       return c.error("xnn_run_operator failed (" + std::to_string(static_cast<int>(s)) + ")");
     }
@@ -117,18 +135,64 @@ class XnnpackConv final : public ConvKernel {
   }
 
  private:
-  float* input() const { return reinterpret_cast<float*>(input_nhwc_.data()); }
-  float* output() const { return reinterpret_cast<float*>(output_nhwc_.data()); }
+  bool create_operator(const pock_op_desc& op, Status* status) {
+    shared_ = std::shared_ptr<SharedOperator>(new (std::nothrow) SharedOperator());
+    if (!shared_) {
+      *status = Status(Code::kOutOfMemory, "Conv2d XNNPACK operator");
+      return false;
+    }
+    const bool depthwise = g_.is_depthwise();
+    // Only needed until the operator has packed it.
+    AlignedBuffer filter;
+    *status = filter.allocate(op.inputs[1].nbytes, "Conv2d filter repack");
+    if (!status->is_ok()) return false;
+    float* filter_data = reinterpret_cast<float*>(filter.data());
+    repack_filter(static_cast<const float*>(op.inputs[1].data), g_, depthwise, filter_data);
+    const xnn_status created = xnn_create_convolution2d_nhwc_f32(
+        static_cast<uint32_t>(g_.pad_top), static_cast<uint32_t>(g_.pad_right), static_cast<uint32_t>(g_.pad_bottom),
+        static_cast<uint32_t>(g_.pad_left), static_cast<uint32_t>(g_.kernel_h), static_cast<uint32_t>(g_.kernel_w),
+        static_cast<uint32_t>(g_.stride_h), static_cast<uint32_t>(g_.stride_w), static_cast<uint32_t>(g_.dilation_h),
+        static_cast<uint32_t>(g_.dilation_w), static_cast<uint32_t>(g_.groups), static_cast<size_t>(g_.in_per_group()),
+        static_cast<size_t>(g_.out_per_group()), static_cast<size_t>(g_.in_channels),
+        static_cast<size_t>(g_.out_channels), filter_data, /*bias=*/nullptr, -INFINITY, INFINITY,
+        // Yield workers after each run, as parallel_for does (thread_pool.hpp).
+        (depthwise ? XNN_FLAG_DEPTHWISE_CONVOLUTION : 0) | XNN_FLAG_YIELD_WORKERS, &shared_->op);
+    if (created != xnn_status_success) {
+      shared_->op = nullptr;
+      shared_.reset();
+      return false;  // e.g. a shape outside what this XNNPACK build supports: another way runs it
+    }
+    return true;
+  }
+
+  // Sets the shared operator up on the scratch region's current address.
+  Status bind(const char* op_name) {
+    const xnn_status set_up =
+        xnn_setup_convolution2d_nhwc_f32(shared_->op, static_cast<size_t>(g_.batch), static_cast<size_t>(g_.in_h),
+                                         static_cast<size_t>(g_.in_w), input(), output(), pool_);
+    if (set_up != xnn_status_success) {
+      shared_->bound_to = nullptr;
+      return Status(Code::kInternal, std::string("Conv2d '") + op_name + "': xnn_setup_convolution2d_nhwc_f32 failed (" +
+                                         std::to_string(static_cast<int>(set_up)) + ")");
+    }
+    shared_->bound_to = scope_->scratch();
+    return Status::ok();
+  }
+
+  float* input() const { return reinterpret_cast<float*>(scope_->scratch()); }
+  float* output() const { return reinterpret_cast<float*>(scope_->scratch() + output_offset_); }
 
   ConvGeometry g_;
-  xnn_operator_t op_ = nullptr;
+  KernelScope* scope_;
   pthreadpool_t pool_ = nullptr;
-  AlignedBuffer input_nhwc_, output_nhwc_;
+  size_t output_offset_ = 0;  // of the NHWC output in the scratch region
+  std::shared_ptr<SharedOperator> shared_;
 };
 
 }  // namespace
 
-std::unique_ptr<ConvKernel> make_xnnpack_conv(const pock_op_desc& op, const ConvGeometry& g, Status* status) {
+std::unique_ptr<ConvKernel> make_xnnpack_conv(const pock_op_desc& op, const ConvGeometry& g, KernelScope& scope,
+                                              Status* status) {
   *status = Status::ok();
   if (!xnnpack_conv_available() || !is_constant(op.inputs[1])) return nullptr;
   for (int64_t v : {g.pad_top, g.pad_left, g.pad_bottom, g.pad_right, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w,
@@ -136,7 +200,7 @@ std::unique_ptr<ConvKernel> make_xnnpack_conv(const pock_op_desc& op, const Conv
     if (!fits_u32(v)) return nullptr;
   }
   if (g.batch == 0 || g.in_plane() == 0 || g.out_plane() == 0 || g.out_channels == 0) return nullptr;
-  auto conv = std::unique_ptr<XnnpackConv>(new (std::nothrow) XnnpackConv(g));
+  auto conv = std::unique_ptr<XnnpackConv>(new (std::nothrow) XnnpackConv(g, scope));
   if (!conv) {
     *status = Status(Code::kOutOfMemory, "Conv2d XNNPACK state");
     return nullptr;
@@ -153,7 +217,7 @@ namespace pock::cpu {
 
 bool xnnpack_conv_available() { return false; }
 
-std::unique_ptr<ConvKernel> make_xnnpack_conv(const pock_op_desc&, const ConvGeometry&, Status* status) {
+std::unique_ptr<ConvKernel> make_xnnpack_conv(const pock_op_desc&, const ConvGeometry&, KernelScope&, Status* status) {
   *status = Status::ok();
   return nullptr;
 }

@@ -45,7 +45,15 @@ struct Cursor {
 }  // namespace
 
 Status EngineCore::save_checkpoint(const std::string& path) const {
+  // Sized once: growing by doubling held up to three times the state at once (a 75 MB peak for
+  // EfficientNet-Lite0's full-BP state in the personalization demo).
+  size_t total = 8 + sizeof(kCkptVersion) + sizeof(uint32_t) + sizeof(int64_t) + sizeof(uint32_t) + sizeof(uint32_t);
+  for (int32_t id : checkpointed_) {
+    total += sizeof(uint32_t) + view_.program->tensors()->Get(static_cast<flatbuffers::uoffset_t>(id))->name()->size() +
+             sizeof(uint64_t) + tensors_[id].nbytes;
+  }
   std::vector<uint8_t> out;
+  out.reserve(total);
   out.insert(out.end(), kCkptMagic, kCkptMagic + 8);
   put(out, kCkptVersion);
   put(out, program_fingerprint());

@@ -12,6 +12,8 @@
 
 namespace pock {
 
+class KernelScope;  // runtime/kernel_scope.hpp
+
 inline int64_t numel(const pock_tensor_desc& t) {
   int64_t n = 1;
   for (int i = 0; i < t.rank; ++i) n *= t.dims[i];
@@ -84,6 +86,9 @@ using KernelFn = Status (*)(const KernelCall& call);
 // Optional per-op setup at load (parse attributes, create library operator objects).
 using KernelPrepareFn = Status (*)(const pock_op_desc& op, void** state);
 using KernelReleaseFn = void (*)(void* state);
+// The same, for kernels that share scratch or packed constants with the other ops of their
+// backend instance (kernel_scope.hpp). `scope` outlives every op prepared with it.
+using KernelScopedPrepareFn = Status (*)(const pock_op_desc& op, KernelScope& scope, void** state);
 
 struct KernelDef {
   const char* op = nullptr;
@@ -94,6 +99,8 @@ struct KernelDef {
   KernelReleaseFn release = nullptr;
   // Optional finer check (shapes, attributes); when it returns false the op falls to another backend.
   bool (*accepts)(const pock_op_desc& op) = nullptr;
+  // Used instead of `prepare` when set.
+  KernelScopedPrepareFn prepare_scoped = nullptr;
 };
 
 // The kernels of one in-tree backend, keyed by (op, dtype).

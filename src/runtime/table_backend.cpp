@@ -3,12 +3,15 @@
 #include <new>
 #include <string>
 
+#include "runtime/kernel_scope.hpp"
+
 namespace pock {
 namespace {
 
 struct TableContext {
   const KernelTable* table;
   std::string last_error;
+  KernelScope scope;  // shared by the ops this instance (one per engine) prepares
 };
 
 struct BoundKernel {
@@ -32,8 +35,8 @@ pock_status table_prepare(void* context, const pock_op_desc* op, void** handle) 
     return POCK_ERR_MISSING_KERNEL;
   }
   void* state = nullptr;
-  if (def->prepare) {
-    Status s = def->prepare(*op, &state);
+  if (def->prepare_scoped || def->prepare) {
+    Status s = def->prepare_scoped ? def->prepare_scoped(*op, ctx->scope, &state) : def->prepare(*op, &state);
     if (!s.is_ok()) {
       ctx->last_error = s.message();
       return static_cast<pock_status>(s.code());
@@ -75,7 +78,7 @@ std::unique_ptr<pock_backend_v1, void (*)(pock_backend_v1*)> make_table_backend(
   b->abi_version = POCK_BACKEND_ABI_VERSION;
   b->struct_size = sizeof(pock_backend_v1);
   b->name = name;
-  b->context = new TableContext{table, {}};
+  b->context = new TableContext{table, {}, {}};
   b->supports_op = table_supports;
   b->prepare_op = table_prepare;
   b->execute_op = table_execute;

@@ -1,0 +1,158 @@
+// The cpu convolutions allocate nothing while a blob runs — not through operator new and not
+// through malloc, which is how XNNPACK and OpenBLAS allocate. This binary replaces glibc's malloc
+// family (the libraries' calls resolve to it) and counts calls around infer and train steps of a
+// CNN whose frozen convolutions run through XNNPACK. The first infer is counted too: it is where an
+// operator set up on a scratch address that a later prepare freed is set up again (same sizes,
+// so XNNPACK must not reallocate its indirection buffer).
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "compiler/small_cnn.hpp"
+
+// Counting needs glibc's __libc_* entry points, and a sanitizer owns malloc itself.
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define POCK_COUNT_MALLOC 1
+#endif
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocations{0};
+
+void count() {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+}
+
+long allocations_during(const std::function<void()>& body) {
+  g_allocations = 0;
+  g_counting = true;
+  body();
+  g_counting = false;
+  return g_allocations.load();
+}
+}  // namespace
+
+#ifdef POCK_COUNT_MALLOC
+extern "C" {
+void* __libc_malloc(size_t size);
+void* __libc_calloc(size_t n, size_t size);
+void* __libc_realloc(void* p, size_t size);
+void* __libc_memalign(size_t alignment, size_t size);
+void __libc_free(void* p);
+
+void* malloc(size_t size) {
+  count();
+  return __libc_malloc(size);
+}
+void* calloc(size_t n, size_t size) {
+  count();
+  return __libc_calloc(n, size);
+}
+void* realloc(void* p, size_t size) {
+  count();
+  return __libc_realloc(p, size);
+}
+void* memalign(size_t alignment, size_t size) {
+  count();
+  return __libc_memalign(alignment, size);
+}
+void* aligned_alloc(size_t alignment, size_t size) {
+  count();
+  return __libc_memalign(alignment, size);
+}
+int posix_memalign(void** out, size_t alignment, size_t size) {
+  count();
+  void* p = __libc_memalign(alignment, size);
+  if (!p) return ENOMEM;
+  *out = p;
+  return 0;
+}
+void free(void* p) { __libc_free(p); }
+}
+#endif
+
+using namespace pock;
+
+namespace {
+// Runs `body` on the blob opened on cpu with `threads`, its inputs fed with one batch.
+void with_engine(const std::vector<uint8_t>& blob, int threads, const std::function<void(Engine&)>& body) {
+  Engine::Options options;
+  options.backend = "cpu";
+  options.num_threads = threads;
+  auto opened = Engine::open_buffer(blob.data(), blob.size(), options);
+  INFO(opened.status().to_string());
+  REQUIRE(opened.is_ok());
+  Engine engine = std::move(opened.value());
+  const test::CnnBatch batch = test::cnn_batch(0);
+  REQUIRE(engine.set_input("image", batch.image).is_ok());
+  if (engine.can_train()) REQUIRE(engine.set_input("label", batch.label).is_ok());
+  body(engine);
+}
+}  // namespace
+
+TEST_CASE("the malloc counter sees allocations (the test can fail)", "[cpu][alloc]") {
+#ifndef POCK_COUNT_MALLOC
+  WARN("skipped: malloc can only be counted on glibc without a sanitizer");
+#else
+  static void* volatile escaped = nullptr;  // volatile: the allocation cannot be elided
+  const long n = allocations_during([] {
+    escaped = std::malloc(100);
+    std::free(escaped);
+  });
+  CHECK(n == 1);
+#endif
+}
+
+TEST_CASE("frozen convolutions on cpu allocate nothing from the first infer on", "[cpu][alloc]") {
+#ifndef POCK_COUNT_MALLOC
+  WARN("skipped: malloc can only be counted on glibc without a sanitizer");
+#else
+  // Inference only: the convolutions are prepared in order and each needs more scratch than the
+  // one before, so the first two operators are set up on an address a later prepare freed and
+  // are set up again in the first run.
+  const std::vector<uint8_t> blob = test::compile_or_fail(test::build_small_cnn(), nullptr, CompileOptions{});
+  for (int threads : {1, 0}) {  // the caller's thread only, and the shared pool
+    INFO("threads " << threads);
+    with_engine(blob, threads, [](Engine& engine) {
+      Status status;
+      const long n = allocations_during([&] {
+        for (int s = 0; s < 3 && status.is_ok(); ++s) status = engine.infer();
+      });
+      INFO(status.to_string());
+      REQUIRE(status.is_ok());
+      CHECK(n == 0);
+    });
+  }
+#endif
+}
+
+TEST_CASE("frozen convolutions on cpu allocate nothing in train steps and infers", "[cpu][alloc]") {
+#ifndef POCK_COUNT_MALLOC
+  WARN("skipped: malloc can only be counted on glibc without a sanitizer");
+#else
+  // Train and infer bind their own instances of each frozen convolution, sharing one operator.
+  const Recipe recipe = test::frozen_backbone_recipe();
+  const std::vector<uint8_t> blob = test::compile_or_fail(test::build_small_cnn(), &recipe, CompileOptions{});
+  for (int threads : {1, 0}) {
+    INFO("threads " << threads);
+    with_engine(blob, threads, [](Engine& engine) {
+      REQUIRE(engine.train_step().is_ok());  // the first step may warm up lazily (OpenBLAS for the head)
+      Status status;
+      const long n = allocations_during([&] {
+        for (int s = 0; s < 3 && status.is_ok(); ++s) {
+          auto loss = engine.train_step();
+          status = loss.status();
+          if (status.is_ok()) status = engine.infer();
+        }
+      });
+      INFO(status.to_string());
+      REQUIRE(status.is_ok());
+      CHECK(n == 0);
+    });
+  }
+#endif
+}
