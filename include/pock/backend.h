@@ -94,6 +94,11 @@ typedef struct pock_backend_v1 {
   void (*destroy)(void* context);
 } pock_backend_v1;
 
+/* Extension "pock_workspace_bytes" (through get_proc_address): the bytes of scratch memory the
+ * backend holds for the ops it prepared (staging, im2col columns), reported by `pockc inspect`. */
+#define POCK_EXT_WORKSPACE_BYTES "pock_workspace_bytes"
+typedef size_t (*pock_workspace_bytes_fn)(void* context);
+
 typedef pock_status (*pock_backend_init_v1_fn)(pock_backend_v1* out);
 #define POCK_BACKEND_INIT_SYMBOL "pock_backend_init_v1"
 

@@ -46,7 +46,10 @@ Status EngineCore::init(const uint8_t* data, size_t size, const EngineOptions& o
   options_ = options;
   POCK_RETURN_IF_ERROR(open_blob(data, size, VerifyOptions{}, &view_));
   const fb::Program& p = *view_.program;
-  POCK_RETURN_IF_ERROR(arena_.allocate(p.arena_bytes(), "arena"));
+  // 64 bytes past the plan: libraries that read whole vectors may read (never use) a few bytes past
+  // a tensor's end (XNNPACK's XNN_EXTRA_BYTES, for the channels-last convolutions that read the
+  // arena directly), and the last tensor of the plan can end where the arena does.
+  POCK_RETURN_IF_ERROR(arena_.allocate(p.arena_bytes() + 64, "arena"));
   POCK_RETURN_IF_ERROR(persistent_.allocate(p.persistent_bytes(), "persistent region"));
 
   tensors_.resize(p.tensors()->size());
@@ -335,6 +338,15 @@ std::vector<std::string> EngineCore::op_backends() const {
   std::vector<std::string> out;
   for (const BoundOp& b : ops_) out.push_back(b.backend ? b.backend->name : "");
   return out;
+}
+
+size_t EngineCore::workspace_bytes() const {
+  size_t total = 0;
+  for (const BackendPtr& b : backends_) {
+    void* fn = b->get_proc_address ? b->get_proc_address(b->context, POCK_EXT_WORKSPACE_BYTES) : nullptr;
+    if (fn) total += reinterpret_cast<pock_workspace_bytes_fn>(fn)(b->context);
+  }
+  return total;
 }
 
 void EngineCore::set_op_timing(bool enabled) {

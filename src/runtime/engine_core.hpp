@@ -49,6 +49,8 @@ class EngineCore {
   size_t arena_bytes() const { return arena_.size(); }
   size_t persistent_bytes() const { return persistent_.size(); }
   std::vector<std::string> op_backends() const;  // backend bound to each op
+  // Scratch the bound backends hold for their kernels (those that report it), in bytes.
+  size_t workspace_bytes() const;
   std::vector<std::string> parameter_names() const;
 
   // Per-op timing for profilers (`pockc bench --per-op`). Off by default, and then run() reads no

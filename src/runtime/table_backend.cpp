@@ -1,5 +1,6 @@
 #include "runtime/table_backend.hpp"
 
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -70,6 +71,15 @@ const char* table_last_error(void* context) { return static_cast<TableContext*>(
 
 void table_destroy(void* context) { delete static_cast<TableContext*>(context); }
 
+size_t table_workspace_bytes(void* context) { return static_cast<TableContext*>(context)->scope.scratch_size(); }
+
+void* table_get_proc_address(void*, const char* name) {
+  if (std::strcmp(name, POCK_EXT_WORKSPACE_BYTES) == 0) {
+    return reinterpret_cast<void*>(static_cast<pock_workspace_bytes_fn>(table_workspace_bytes));
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::unique_ptr<pock_backend_v1, void (*)(pock_backend_v1*)> make_table_backend(const char* name,
@@ -85,6 +95,7 @@ std::unique_ptr<pock_backend_v1, void (*)(pock_backend_v1*)> make_table_backend(
   b->release_op = table_release;
   b->last_error = table_last_error;
   b->destroy = table_destroy;
+  b->get_proc_address = table_get_proc_address;
   return {b, [](pock_backend_v1* p) {
             if (p->destroy) p->destroy(p->context);
             delete p;

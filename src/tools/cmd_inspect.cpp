@@ -19,7 +19,7 @@ Binding bind_here(const std::string& path, const std::string& backend) {
   options.rollback_on_failure = false;  // nothing runs: no snapshot buffer needed
   auto core = EngineCore::open_file(path, options);
   if (!core.is_ok()) return Binding{{}, core.status().message()};
-  return Binding{core.value()->op_backends(), {}};
+  return Binding{core.value()->op_backends(), {}, static_cast<int64_t>(core.value()->workspace_bytes())};
 }
 
 std::string counts_text(const Json& counts) {
@@ -74,10 +74,11 @@ void print_parameters(const Json& p) {
 void print_memory(const Json& m) {
   auto bytes = [&](const char* key) { return m.contains(key) ? format_bytes(m[key].get<uint64_t>()) : std::string("?"); };
   std::printf("memory: weights %s, trainable %s, optimizer state %s, saved activations %s, arena peak %s "
-              "(lower bound %s), persistent %s\n",
+              "(lower bound %s), persistent %s, kernel workspace here %s\n",
               bytes("weights_bytes").c_str(), bytes("trainable_bytes").c_str(), bytes("optimizer_state_bytes").c_str(),
               bytes("saved_activation_bytes").c_str(), bytes("arena_peak_bytes").c_str(),
-              bytes("arena_lower_bound_bytes").c_str(), bytes("persistent_bytes").c_str());
+              bytes("arena_lower_bound_bytes").c_str(), bytes("persistent_bytes").c_str(),
+              bytes("workspace_bytes").c_str());
 }
 
 void print_backends(const Json& r) {

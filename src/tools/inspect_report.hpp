@@ -15,6 +15,7 @@ namespace pock::tools {
 struct Binding {
   std::vector<std::string> op_backends;
   std::string error;
+  int64_t workspace_bytes = -1;  // kernels' scratch once bound here; -1: not opened here
 };
 
 nlohmann::ordered_json inspect_report(const std::string& path, const BlobContents& blob, const Binding& binding);

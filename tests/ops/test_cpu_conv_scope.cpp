@@ -244,3 +244,32 @@ TEST_CASE("a CNN with a frozen backbone trains and infers on cpu as on ref", "[c
   }
   CHECK(test::max_relative_difference(test::parameter(cpu, "fc1.weight"), test::parameter(ref, "fc1.weight")) <= 1e-4);
 }
+
+TEST_CASE("an engine reports its kernels' scratch: im2col columns on cpu, nothing on ref", "[cpu][memory]") {
+  // pockc inspect's "kernel workspace here". A 3x3 convolution whose weight is a graph input runs
+  // through im2col on cpu (when OpenBLAS is in the build): its columns live in the scratch.
+  Graph g;
+  const TensorId x = g.add_input("x", DType::kF32, {2, 4, 9, 9});
+  const TensorId w = g.add_input("w", DType::kF32, {6, 4, 3, 3});
+  Attrs attrs;
+  attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  auto y = g.add_node("Conv2d", {x, w, kNoTensor}, attrs, "conv");
+  REQUIRE(y.is_ok());
+  REQUIRE(g.mark_output(y.value()[0], "y").is_ok());
+  const std::vector<uint8_t> blob = test::compile_or_fail(g, nullptr, CompileOptions{});
+  auto open = [&](const char* backend) {
+    EngineOptions options;
+    options.backend = backend;
+    auto core = EngineCore::open_buffer(blob.data(), blob.size(), options);
+    REQUIRE(core.is_ok());
+    return std::move(core.value());
+  };
+  auto cpu = open("cpu");
+  if (cpu->op_backends()[0] != "cpu") {
+    WARN("skipped the cpu half: Conv2d binds to " << cpu->op_backends()[0] << " in this build (no OpenBLAS)");
+  } else {
+    const size_t columns = sizeof(float) * 4 * 3 * 3 * 9 * 9;  // one image's [C*kh*kw, H*W] columns
+    CHECK(cpu->workspace_bytes() >= columns);
+  }
+  CHECK(open("ref")->workspace_bytes() == 0);
+}
