@@ -62,6 +62,10 @@ struct CompileOptions {
   // The train function also outputs each trainable parameter's gradient as a persistent tensor
   // named "<param>.grad" (tests, debugging). With grad_accumulation > 1 it is this micro-batch's.
   bool expose_gradients = false;
+  // Layout choice: chains of frozen convolutions that the cpu backend runs channels-last (XNNPACK)
+  // stay NHWC, with Transposes only where a chain is entered or left (docs/pockc.md). Applies
+  // with optimize, when no backend other than cpu is requested.
+  bool layout = true;
 };
 
 // What the compiler built, for `pockc inspect` and the memory tests.

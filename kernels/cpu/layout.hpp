@@ -1,5 +1,7 @@
-// NCHW <-> NHWC copies for kernels whose library wants channels last (XNNPACK). They exist until a
-// compiler layout pass keeps convolution chains in NHWC; then these copies disappear.
+// NCHW <-> NHWC copies for kernels whose library wants channels last (XNNPACK): the staging of an
+// NCHW convolution that the layout pass (src/compiler/passes/layout_nhwc.cpp) left alone — a lone
+// frozen conv, or one whose output a weight gradient reads — and the cpu Transpose at the edges of
+// the regions it converted.
 #pragma once
 #include <cstdint>
 

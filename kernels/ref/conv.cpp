@@ -1,4 +1,4 @@
-// Reference kernels of the conv family: direct loops over NCHW f32, sums in double.
+// Reference kernels of the conv family: direct loops over NCHW f32 (Conv2d also NHWC), sums in double.
 // Attributes were validated by the schema when the graph was built and again when the blob loaded.
 #include <algorithm>
 #include <cmath>
@@ -15,13 +15,38 @@ using ref::list_value;
 using ref::Window;
 using ref::window_of;
 
+// The NCHW view of an image desc in `layout` (Conv2d attribute "layout": x and y are [N,H,W,C]
+// under "NHWC"); only the dims are read from it.
+pock_tensor_desc as_nchw(const pock_tensor_desc& t, bool nhwc) {
+  pock_tensor_desc v = t;
+  if (nhwc) {
+    v.dims[1] = t.dims[3];
+    v.dims[2] = t.dims[1];
+    v.dims[3] = t.dims[2];
+  }
+  return v;
+}
+
+// Element offset of (n, c, y, x) in an image of `channels` x `height` x `width`, either layout.
+struct ImageIndex {
+  int64_t channels, height, width;
+  bool nhwc;
+  int64_t operator()(int64_t n, int64_t c, int64_t y, int64_t x) const {
+    return nhwc ? ((n * height + y) * width + x) * channels + c : ((n * channels + c) * height + y) * width + x;
+  }
+};
+
 Status conv2d(const KernelCall& c) {
   const pock_tensor_desc& wd = c.in(1);
-  Window g = window_of(c, c.in(0), c.out(0), wd.dims[2], wd.dims[3], 1, 1);
+  // The schema admits only "NCHW" and "NHWC".
+  const bool nhwc = c.attr_string("layout", "NCHW") == "NHWC";
+  Window g = window_of(c, as_nchw(c.in(0), nhwc), as_nchw(c.out(0), nhwc), wd.dims[2], wd.dims[3], 1, 1);
   const int64_t groups = c.attr_int("groups", 1);
-  const int64_t out_channels = c.out(0).dims[1];
+  const int64_t out_channels = g.out_channels;
   const int64_t in_per_group = wd.dims[1];
   const int64_t out_per_group = out_channels / groups;
+  const ImageIndex x_at{g.in_channels, g.in_h, g.in_w, nhwc};
+  const ImageIndex y_at{out_channels, g.out_h, g.out_w, nhwc};
   const float* x = c.in_data<float>(0);
   const float* w = c.in_data<float>(1);
   const float* bias = c.has_input(2) ? c.in_data<float>(2) : nullptr;
@@ -36,7 +61,6 @@ Status conv2d(const KernelCall& c) {
         for (int64_t ox = 0; ox < g.out_w; ++ox) {
           double acc = bias ? bias[o] : 0.0;
           for (int64_t ci = 0; ci < in_per_group; ++ci) {
-            const float* plane = x + (n * g.in_channels + first_in_channel + ci) * g.in_h * g.in_w;
             const float* filter = w + (o * in_per_group + ci) * g.kernel_h * g.kernel_w;
             for (int64_t ky = 0; ky < g.kernel_h; ++ky) {
               const int64_t iy = oy * g.stride_h - g.pad_top + ky * g.dilation_h;
@@ -44,12 +68,11 @@ Status conv2d(const KernelCall& c) {
               for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
                 const int64_t ix = ox * g.stride_w - g.pad_left + kx * g.dilation_w;
                 if (ix < 0 || ix >= g.in_w) continue;
-                acc += static_cast<double>(plane[iy * g.in_w + ix]) * filter[ky * g.kernel_w + kx];
+                acc += static_cast<double>(x[x_at(n, first_in_channel + ci, iy, ix)]) * filter[ky * g.kernel_w + kx];
               }
             }
           }
-          y[((n * out_channels + o) * g.out_h + oy) * g.out_w + ox] =
-              apply_activation(activation, static_cast<float>(acc));
+          y[y_at(n, o, oy, ox)] = apply_activation(activation, static_cast<float>(acc));
         }
       }
     }

@@ -44,6 +44,7 @@ Status run_compile(const ParsedArgs& args) {
   options.backend = args.get("--backend");
   options.optimize = !args.has("--no-optimize");
   options.reorder_updates = !args.has("--no-reorder");
+  options.layout = !args.has("--no-layout");
   options.profile_path = args.get("--profile");
   CompileReport report;
   POCK_RETURN_IF_ERROR(compile_to_file(graph, train ? &recipe : nullptr, out, options, &report));
@@ -81,6 +82,7 @@ const CommandEntry& compile_command() {
                {"--profile", "PROFILE.json", "kernel timings from 'pockc tune': each measured op prefers its fastest backend"},
                {"--no-optimize", "", "skip fusion, folding and dead-code passes"},
                {"--no-reorder", "", "apply optimizer updates after the whole backward pass"},
+               {"--no-layout", "", "keep every convolution NCHW (no NHWC chains for the cpu backend)"},
                {"--report", "REPORT.json", "write the compiler's memory report"},
                {"--print-ops", "", "print the op types the frontend imported"}}},
       run_compile};

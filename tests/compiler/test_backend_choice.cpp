@@ -182,7 +182,9 @@ TEST_CASE("a profile round-trips through its JSON and picks the lowest median", 
 }
 
 TEST_CASE("op signatures tell apart what changes a kernel's speed, not names", "[backend_choice]") {
-  const ProgramSpec spec = spec_of(compile_or_fail(build_small_cnn(), nullptr, {}));
+  CompileOptions nchw;
+  nchw.layout = false;  // the shapes below are NCHW; the layout pass would make c1..c3 NHWC
+  const ProgramSpec spec = spec_of(compile_or_fail(build_small_cnn(), nullptr, nchw));
   std::string conv1, conv2;  // c1: dense 3 -> 8; c2: depthwise 8 -> 8
   for (const OpSpec& op : spec.ops) {
     if (op.name == "c1") conv1 = op_signature(spec, op);

@@ -1,5 +1,7 @@
 #include "compiler/passes/passes.hpp"
 
+#include "compiler/passes/layout_nhwc.hpp"
+
 namespace pock {
 
 // Order: fold first (it turns shape arithmetic into constants), then CSE (folded constants expose
@@ -45,6 +47,8 @@ Status run_passes(TrainingProgram& program, const CompileOptions& options, PassS
       found = folded + fused;
     }
     s.fused_activations += fuse_activations(program);
+    // After the fusions (a fused activation is part of its conv), before the schedule (new nodes).
+    if (layout_pass_applies(options)) choose_layouts(program);
   }
   for (FunctionDef& fn : program.functions) {
     if (options.reorder_updates) s.moved_updates += reorder_updates(program, fn);

@@ -72,13 +72,30 @@ Status require_activation(const InferContext& ctx) {
   return Status::ok();
 }
 
+// The data layout of x and y: "NCHW" (default) or "NHWC", which the compiler's layout pass
+// (compiler/passes/layout_nhwc.cpp) sets on chains of convolutions that a channels-last library
+// runs. The weight stays [O, C/groups, kh, kw] in both.
+Result<bool> is_nhwc(const InferContext& ctx) {
+  const AttrValue* value = ctx.attrs->find("layout");
+  if (!value) return false;
+  const auto* name = std::get_if<std::string>(value);
+  if (!name || (*name != "NCHW" && *name != "NHWC")) {
+    return ctx.error("attribute 'layout' must be \"NCHW\" or \"NHWC\"");
+  }
+  return *name == "NHWC";
+}
+
+// x as [N, C, H, W], whatever its layout.
+Shape as_nchw(const Shape& x, bool nhwc) { return nhwc ? Shape{x[0], x[3], x[1], x[2]} : x; }
+
 Status conv2d(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
   POCK_RETURN_IF_ERROR(require_activation(ctx));
+  POCK_ASSIGN_OR_RETURN(const bool nhwc, is_nhwc(ctx));
   POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
   POCK_RETURN_IF_ERROR(require_image(ctx, 0, "input x"));
   POCK_RETURN_IF_ERROR(require_image(ctx, 1, "weight w"));
-  const Shape& x = ctx.in(0).shape;
+  const Shape x = as_nchw(ctx.in(0).shape, nhwc);
   const Shape& w = ctx.in(1).shape;
   POCK_ASSIGN_OR_RETURN(auto strides, int_list(ctx, "strides", 2, {1, 1}));
   POCK_ASSIGN_OR_RETURN(auto pads, int_list(ctx, "pads", 4, {0, 0, 0, 0}));
@@ -105,7 +122,8 @@ Status conv2d(InferContext& ctx) {
                         output_extent(ctx, {"height", x[2], w[2], strides[0], dilations[0], pads[0], pads[2]}, false));
   POCK_ASSIGN_OR_RETURN(int64_t out_w,
                         output_extent(ctx, {"width", x[3], w[3], strides[1], dilations[1], pads[1], pads[3]}, false));
-  ctx.outputs = {TensorType{ctx.in(0).dtype, {x[0], out_channels, out_h, out_w}}};
+  const Shape y = nhwc ? Shape{x[0], out_h, out_w, out_channels} : Shape{x[0], out_channels, out_h, out_w};
+  ctx.outputs = {TensorType{ctx.in(0).dtype, y}};
   return Status::ok();
 }
 
@@ -153,7 +171,7 @@ void register_conv_schemas(SchemaRegistry& r) {
   using schema::add;
   add(r, "Conv2d", 2, 3, 1, 1, conv2d,
       "NCHW conv: x [N,C,H,W], w [O,C/groups,kh,kw], optional b [O]; strides, pads (t,l,b,r), dilations, groups; "
-      "activation (none | relu | relu6: fused epilogue)");
+      "activation (none | relu | relu6: fused epilogue); layout (NCHW | NHWC: x and y [N,H,W,C])");
   add(r, "MaxPool2d", 1, 1, 1, 1, pool2d, "max over kernel windows; strides default to kernel; pads (t,l,b,r); ceil_mode");
   add(r, "AvgPool2d", 1, 1, 1, 1, pool2d, "mean over kernel windows; ceil_mode; count_include_pad");
   add(r, "GlobalAvgPool", 1, 1, 1, 1, global_avg_pool, "mean over H and W -> [N, C, 1, 1]");
