@@ -24,7 +24,8 @@ pthreadpool_t thread_pool_for(int32_t num_threads);
 size_t thread_count(pthreadpool_t pool);
 
 // Calls body(begin, end) over [0, n) in tiles of `tile` items, on `pool` when it is not null.
-// Never allocates: the body is passed by address to the pool's C callback. Workers yield when the
+// Never allocates: the body is passed by address to the pool's C callback. Workers flush denormals
+// to zero as the caller does during a run (runtime/denormals.hpp). Workers yield when the
 // loop is done instead of spinning: OpenBLAS's threads and the caller's next op need those cores,
 // and on a loaded machine spinning workers made pooled loops slower than one thread by 10x.
 template <typename Body>
@@ -36,7 +37,8 @@ void parallel_for(pthreadpool_t pool, size_t n, size_t tile, const Body& body) {
     pthreadpool_task_1d_tile_1d_t task = [](void* context, size_t begin, size_t count) {
       (*static_cast<const Body*>(context))(begin, begin + count);
     };
-    pthreadpool_parallelize_1d_tile_1d(pool, task, const_cast<Body*>(&body), n, tile, PTHREADPOOL_FLAG_YIELD_WORKERS);
+    pthreadpool_parallelize_1d_tile_1d(pool, task, const_cast<Body*>(&body), n, tile,
+                                       PTHREADPOOL_FLAG_YIELD_WORKERS | PTHREADPOOL_FLAG_DISABLE_DENORMALS);
     return;
   }
 #endif

@@ -7,6 +7,7 @@
 #include "blob/format.hpp"
 #include "program_generated.h"
 #include "runtime/backend_list.hpp"
+#include "runtime/denormals.hpp"
 #include "runtime/kernel.hpp"
 
 namespace pock {
@@ -167,6 +168,7 @@ Status EngineCore::bind_ops() {
 
 Status EngineCore::run(const Function& fn) {
   using Clock = std::chrono::steady_clock;
+  const FlushDenormalsScope flush_denormals;  // see runtime/denormals.hpp
   for (uint32_t index : fn.ops) {
     BoundOp& b = ops_[index];
     const Clock::time_point start = op_timing_ ? Clock::now() : Clock::time_point{};
