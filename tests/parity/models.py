@@ -195,24 +195,35 @@ def rotate_half(x):
 
 
 class LlamaLayer(nn.Module):
-    def __init__(self, d, heads, ffn):
+    """`kv_heads` < `heads` is grouped-query attention: each K/V head serves heads/kv_heads query
+    heads, repeated with unsqueeze/expand/reshape as transformers' repeat_kv exports it."""
+
+    def __init__(self, d, heads, ffn, kv_heads=None):
         super().__init__()
         self.heads = heads
+        self.kv_heads = kv_heads or heads
+        kv_d = d // heads * self.kv_heads
         self.input_layernorm = RMSNorm(d)
-        self.q_proj, self.k_proj = nn.Linear(d, d, bias=False), nn.Linear(d, d, bias=False)
-        self.v_proj, self.o_proj = nn.Linear(d, d, bias=False), nn.Linear(d, d, bias=False)
+        self.q_proj, self.k_proj = nn.Linear(d, d, bias=False), nn.Linear(d, kv_d, bias=False)
+        self.v_proj, self.o_proj = nn.Linear(d, kv_d, bias=False), nn.Linear(d, d, bias=False)
         self.post_attention_layernorm = RMSNorm(d)
         self.gate_proj, self.up_proj = nn.Linear(d, ffn, bias=False), nn.Linear(d, ffn, bias=False)
         self.down_proj = nn.Linear(ffn, d, bias=False)
 
     def forward(self, x, cos, sin, causal):
         b, s, d = x.shape
+        hd = d // self.heads
         h = self.input_layernorm(x)
-        split = lambda t: t.view(b, s, self.heads, d // self.heads).transpose(1, 2)
-        q, k, v = split(self.q_proj(h)), split(self.k_proj(h)), split(self.v_proj(h))
+        split = lambda t, n: t.view(b, s, n, hd).transpose(1, 2)
+        q = split(self.q_proj(h), self.heads)
+        k, v = split(self.k_proj(h), self.kv_heads), split(self.v_proj(h), self.kv_heads)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
-        scores = q @ k.transpose(-1, -2) / math.sqrt(d // self.heads) + causal
+        if self.kv_heads != self.heads:
+            rep = self.heads // self.kv_heads
+            k = k[:, :, None].expand(b, self.kv_heads, rep, s, hd).reshape(b, self.heads, s, hd)
+            v = v[:, :, None].expand(b, self.kv_heads, rep, s, hd).reshape(b, self.heads, s, hd)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(hd) + causal
         attn = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, s, d)
         x = x + self.o_proj(attn)
         h = self.post_attention_layernorm(x)
@@ -220,16 +231,20 @@ class LlamaLayer(nn.Module):
 
 
 class LlamaMini(nn.Module):
-    """LLaMA decoder (RMSNorm, rotary, SwiGLU, causal attention) at d=32, 2 layers, 2 heads."""
+    """LLaMA decoder (RMSNorm, rotary, SwiGLU, causal attention) at d=32, 2 layers, 2 heads by
+    default; benchmarks/ builds SmolLM2-135M's shape from it (grouped-query attention through
+    `kv_heads`, `tie` for an LM head that multiplies by the embedding table)."""
 
-    def __init__(self, vocab=64, d=32, heads=2, ffn=64, layers=2):
+    def __init__(self, vocab=64, d=32, heads=2, ffn=64, layers=2, kv_heads=None, tie=False, rope_theta=10000):
         super().__init__()
         self.embed_tokens = nn.Embedding(vocab, d)
-        self.layers = nn.ModuleList([LlamaLayer(d, heads, ffn) for _ in range(layers)])
+        self.layers = nn.ModuleList([LlamaLayer(d, heads, ffn, kv_heads) for _ in range(layers)])
         self.norm = RMSNorm(d)
         self.lm_head = nn.Linear(d, vocab, bias=False)
+        if tie:
+            self.lm_head.weight = self.embed_tokens.weight
         head_dim = d // heads
-        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, head_dim, 2).float() / head_dim)),
+        self.register_buffer("inv_freq", 1.0 / (rope_theta ** (torch.arange(0, head_dim, 2).float() / head_dim)),
                              persistent=False)
 
     def forward(self, input_ids):

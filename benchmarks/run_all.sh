@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Issue #6's benchmarks in one command: PockEngine against PyTorch eager (and ONNX Runtime
+# training where it installs) on MobileNetV2, ResNet-18, a MiniLM-shaped BERT and a
+# SmolLM2-shaped LLaMA, full BP and a sparse scheme each (benchmarks/RESULTS.md).
+#
+#   benchmarks/run_all.sh                      # everything, about 20 minutes on 2 cores
+#   benchmarks/run_all.sh --only bert resnet18 --steps-scale 0.5
+#
+# Steps: a Release build of pockc and gemm_peak in BUILD_DIR (default build-bench), the
+# PyTorch side (benchmarks/prepare_python.sh: a venv in BUILD_DIR), then run_bench.py, which
+# writes BUILD_DIR/bench/results.json and prints the table; render_results.py turns the JSON
+# into BUILD_DIR/bench/results.md (the tables of RESULTS.md).
+# Environment: BUILD_DIR, THREADS (per side, default 1), JOBS (build jobs, default 2).
+# Other arguments go to run_bench.py (--help lists them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build-bench}
+THREADS=${THREADS:-1}
+JOBS=${JOBS:-2}
+export CCACHE_BASEDIR=$PWD
+
+if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPOCK_USE_CCACHE=ON -DPOCK_WITH_CUDA=OFF \
+        -DPOCK_BUILD_TESTS=OFF -DPOCK_BUILD_EXAMPLES=OFF
+fi
+ninja -C "$BUILD_DIR" -j "$JOBS" pockc gemm_peak
+
+PY=$(bash benchmarks/prepare_python.sh "$BUILD_DIR")
+echo "PyTorch side: $PY"
+"$PY" benchmarks/run_bench.py --build-dir "$BUILD_DIR" --python "$PY" --threads "$THREADS" "$@"
+"$PY" benchmarks/render_results.py "$BUILD_DIR/bench/results.json" > "$BUILD_DIR/bench/results.md"
+echo "tables: $BUILD_DIR/bench/results.md"
