@@ -25,6 +25,10 @@ struct AxisSumLoops {
   void (*accumulate)(const float* x, float* y, int64_t n);  // y[i] += x[i]
 };
 
+// The cpu backend's vectorized loops (grad_sums.cpp), shared by its SumToShape, Conv2dGradBias,
+// ReduceSum and ReduceMean kernels.
+const AxisSumLoops& cpu_axis_sum_loops();
+
 // Runs the plan: row sums when inner > 1 (one task per kept m), column sums otherwise (tasks own
 // disjoint column ranges of y, so none writes what another does).
 void run_axis_sum(const AxisSum& plan, const float* x, float* y, pthreadpool_t pool, const AxisSumLoops& loops);

@@ -21,8 +21,6 @@ POCK_SIMD_CLONES void accumulate(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += x[i];
 }
 
-const AxisSumLoops kLoops{row_sum, accumulate};
-
 bool sum_to_shape_accepts(const pock_op_desc& op) {
   AxisSum plan;
   return sum_to_shape_plan(op, &plan);
@@ -37,7 +35,8 @@ template <bool (*kPlan)(const pock_op_desc&, AxisSum*)>
 Status axis_sum_kernel(const KernelCall& c) {
   AxisSum plan;
   if (!kPlan(*c.desc, &plan)) return c.error("shapes changed since the kernel was chosen");
-  run_axis_sum(plan, c.in_data<float>(0), c.out_data<float>(0), thread_pool_for(c.desc->num_threads), kLoops);
+  run_axis_sum(plan, c.in_data<float>(0), c.out_data<float>(0), thread_pool_for(c.desc->num_threads),
+               cpu_axis_sum_loops());
   return Status::ok();
 }
 
@@ -48,6 +47,11 @@ KernelDef def(const char* op, KernelFn run, bool (*accepts)(const pock_op_desc&)
 }
 
 }  // namespace
+
+const AxisSumLoops& cpu_axis_sum_loops() {
+  static const AxisSumLoops loops{row_sum, accumulate};
+  return loops;
+}
 
 void register_grad_sums(KernelTable& t) {
   t.add(def("SumToShape", axis_sum_kernel<sum_to_shape_plan>, sum_to_shape_accepts));

@@ -1,0 +1,85 @@
+// ReduceSum and ReduceMean on the cpu backend. After dropping extent-1 dims the reduced axes must
+// form at most a leading and a trailing block around one kept block — x seen as
+// [outer, kept, inner] — which is axis_sum.hpp's plan and covers per-channel sums of [N, C, H, W]
+// over (0, 2, 3) (frozen-BatchNorm gradients), last-axis and leading-axis sums, and full sums. A
+// reduced axis between two kept ones (e.g. (1,) of [N, C, H]: kept N and H) is another pattern
+// and runs on ref. keepdims does not change the layout of y, so it needs nothing here.
+#include "kernels/cpu/axis_sum.hpp"
+#include "kernels/cpu/cpu_families.hpp"
+#include "kernels/cpu/cpu_util.hpp"
+#include "kernels/cpu/simd.hpp"
+
+namespace pock::cpu {
+namespace {
+
+// The plan for x and the `axes` attribute (empty = all), or false for other patterns.
+bool reduce_plan(const pock_op_desc& op, AxisSum* plan) {
+  if (op.num_inputs != 1 || op.num_outputs != 1) return false;
+  const pock_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
+  if (!is_f32(x) || !is_f32(y) || x.rank < 0 || x.rank > POCK_TENSOR_MAX_RANK) return false;
+  const IntSpan axes = call_of(op).attr_ints("axes");
+  bool reduced[POCK_TENSOR_MAX_RANK] = {};
+  for (int d = 0; d < x.rank; ++d) reduced[d] = axes.empty();
+  for (int64_t axis : axes) {
+    const int64_t a = axis < 0 ? axis + x.rank : axis;
+    if (a < 0 || a >= x.rank) return false;
+    reduced[a] = true;
+  }
+  // The kept dims that matter (extent > 1) must be one block: [first, last].
+  int first = -1, last = -1;
+  for (int d = 0; d < x.rank; ++d) {
+    if (reduced[d] || x.dims[d] == 1) continue;
+    if (first < 0) first = d;
+    last = d;
+  }
+  for (int d = first; first >= 0 && d <= last; ++d) {
+    if (reduced[d] && x.dims[d] != 1) return false;
+  }
+  if (first < 0) {  // everything of extent > 1 reduced: one contiguous row
+    plan->outer = 1;
+    plan->mid = 1;
+    plan->inner = dims_product(x, 0, x.rank);
+  } else {
+    plan->outer = dims_product(x, 0, first);
+    plan->mid = dims_product(x, first, last + 1);
+    plan->inner = dims_product(x, last + 1, x.rank);
+  }
+  plan->kept = plan->mid;
+  return dims_product(y, 0, y.rank) == plan->kept;
+}
+
+bool reduce_accepts(const pock_op_desc& op) {
+  AxisSum plan;
+  return reduce_plan(op, &plan);
+}
+
+POCK_SIMD_CLONES void scale(float s, float* y, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] *= s;
+}
+
+template <bool kMean>
+Status reduce_kernel(const KernelCall& c) {
+  AxisSum plan;
+  if (!reduce_plan(*c.desc, &plan)) return c.error("shapes changed since the kernel was chosen");
+  float* y = c.out_data<float>(0);
+  run_axis_sum(plan, c.in_data<float>(0), y, thread_pool_for(c.desc->num_threads), cpu_axis_sum_loops());
+  // The schema rejects a mean over zero elements, so the count is at least 1 here.
+  if (kMean) scale(static_cast<float>(1.0 / static_cast<double>(plan.outer * plan.inner)), y, plan.kept);
+  return Status::ok();
+}
+
+KernelDef def(const char* op, KernelFn run) {
+  KernelDef d{op, DType::kF32, run, kCpuScore};
+  d.accepts = reduce_accepts;
+  return d;
+}
+
+}  // namespace
+
+void register_reduce(KernelTable& t) {
+  t.add(def("ReduceSum", reduce_kernel<false>));
+  t.add(def("ReduceMean", reduce_kernel<true>));
+}
+
+}  // namespace pock::cpu
