@@ -1,7 +1,8 @@
 // How an operand of a broadcasting binary op lines up with the output, for backends whose loops
-// handle only the patterns that dominate real models (kernels/neon's Add/Sub/Mul/Div): the
-// same elements, one scalar, or a row repeated over the output's leading dims (bias adds,
-// per-feature scales). Any other broadcast is left to another backend.
+// handle only the patterns that dominate real models (the cpu and neon Add/Sub/Mul/Div): the
+// same elements, one scalar, a row repeated over the output's leading dims (bias adds,
+// per-feature scales), or a channel block — one value per channel applied to a contiguous run
+// (an NCHW tensor times a [C, 1, 1] scale: BatchNorm gradients). Others go to another backend.
 #pragma once
 #include "runtime/kernel.hpp"
 
@@ -11,12 +12,16 @@ enum class BroadcastPattern {
   kFull,    // same elements as the output, in the same order
   kScalar,  // one element
   kRow,     // the output's trailing dims, repeated over its leading dims
+  kChannel, // a block of the output's dims followed by 1s: each element spans `inner` outputs
   kOther,   // any other broadcast
 };
 
-BroadcastPattern broadcast_pattern(const pock_tensor_desc& in, const pock_tensor_desc& out);
+// For kChannel, `*inner` is the number of consecutive outputs one input element applies to.
+BroadcastPattern broadcast_pattern(const pock_tensor_desc& in, const pock_tensor_desc& out, int64_t* inner = nullptr);
 
-// Two f32 inputs, one f32 output; one input covers the output, the other is full, scalar or row.
+// Two f32 inputs, one f32 output; one input covers the output, the other is full, scalar or row
+// (the neon loops); the second form also takes a channel block (the cpu loops).
 bool binary_pattern_accepts(const pock_op_desc& op);
+bool binary_pattern_accepts_channels(const pock_op_desc& op);
 
 }  // namespace pock::cpu

@@ -1,8 +1,10 @@
 // Vectorized elementwise kernels: Add/Sub/Mul/Div on the broadcast patterns that dominate real
-// models (same shape, a scalar, a row repeated over leading dims — bias adds, per-feature scales)
-// and the activations of CNNs and transformers. Other broadcasts decline and run on ref.
+// models (broadcast_pattern.hpp: same shape, a scalar, a row repeated over leading dims — bias
+// adds, per-feature scales — or per-channel values over NCHW planes) and the activations of CNNs
+// and transformers. Other broadcasts decline and run on ref.
 #include <cstddef>
 
+#include "kernels/cpu/broadcast_pattern.hpp"
 #include "kernels/cpu/cpu_families.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/simd.hpp"
@@ -51,52 +53,39 @@ POCK_SIMD_CLONES void binary_sv(BinaryOp op, float a, const float* b, float* y, 
   });
 }
 
-// How an input lines up with the output.
-enum class Operand {
-  kFull,    // same elements as the output, in the same order
-  kScalar,  // one element
-  kRow,     // the output's trailing dims, repeated over its leading dims
-  kOther,   // any other broadcast: not handled here
-};
-
-Operand classify(const pock_tensor_desc& in, const pock_tensor_desc& out) {
-  const int64_t n = numel(in);
-  if (n == numel(out)) return Operand::kFull;  // broadcasting only grows, so equal counts = same order
-  if (n == 1) return Operand::kScalar;
-  int lead = 0;
-  while (lead < in.rank && in.dims[lead] == 1) ++lead;  // leading 1s broadcast like missing dims
-  const int trailing = in.rank - lead;
-  if (trailing > out.rank) return Operand::kOther;
-  for (int i = 0; i < trailing; ++i) {
-    if (in.dims[lead + i] != out.dims[out.rank - trailing + i]) return Operand::kOther;
-  }
-  return Operand::kRow;
-}
-
-bool binary_accepts(const pock_op_desc& op) {
-  if (op.num_inputs != 2 || op.num_outputs != 1) return false;
-  const pock_tensor_desc& a = op.inputs[0];
-  const pock_tensor_desc& b = op.inputs[1];
-  const pock_tensor_desc& y = op.outputs[0];
-  if (!is_f32(a) || !is_f32(b) || !is_f32(y)) return false;
-  const Operand ka = classify(a, y), kb = classify(b, y);
-  if (ka == Operand::kOther || kb == Operand::kOther) return false;
-  // One side must cover the output; the other may be full, a scalar or a row.
-  return ka == Operand::kFull || kb == Operand::kFull;
-}
-
 template <BinaryOp kOp>
 Status binary_kernel(const KernelCall& c) {
   const float* a = c.in_data<float>(0);
   const float* b = c.in_data<float>(1);
   float* y = c.out_data<float>(0);
-  const Operand ka = classify(c.in(0), c.out(0)), kb = classify(c.in(1), c.out(0));
+  int64_t inner_a = 1, inner_b = 1;
+  const BroadcastPattern ka = broadcast_pattern(c.in(0), c.out(0), &inner_a);
+  const BroadcastPattern kb = broadcast_pattern(c.in(1), c.out(0), &inner_b);
   const size_t n = static_cast<size_t>(numel(c.out(0)));
   if (n == 0) return Status::ok();
   pthreadpool_t pool = n >= kMinParallelElements ? thread_pool_for(c.desc->num_threads) : nullptr;
 
-  if (ka == Operand::kRow || kb == Operand::kRow) {
-    const bool row_is_b = kb == Operand::kRow;
+  if (ka == BroadcastPattern::kChannel || kb == BroadcastPattern::kChannel) {
+    // Each channel value applies to a run of `inner` outputs; the runs cycle through the channels.
+    const bool channel_is_b = kb == BroadcastPattern::kChannel;
+    const float* values = channel_is_b ? b : a;
+    const float* full = channel_is_b ? a : b;
+    const size_t inner = static_cast<size_t>(channel_is_b ? inner_b : inner_a);
+    const size_t channels = static_cast<size_t>(numel(channel_is_b ? c.in(1) : c.in(0)));
+    const size_t runs = n / inner;
+    const size_t tile = balanced_tile(pool, runs, (kMinParallelElements / 4 + inner - 1) / inner);
+    parallel_for(pool, runs, tile, [&](size_t begin, size_t end) {
+      for (size_t r = begin; r < end; ++r) {
+        const float v = values[r % channels];
+        const float* f = full + r * inner;
+        if (channel_is_b) binary_vs(kOp, f, v, y + r * inner, static_cast<int64_t>(inner));
+        else binary_sv(kOp, v, f, y + r * inner, static_cast<int64_t>(inner));
+      }
+    });
+    return Status::ok();
+  }
+  if (ka == BroadcastPattern::kRow || kb == BroadcastPattern::kRow) {
+    const bool row_is_b = kb == BroadcastPattern::kRow;
     const float* row = row_is_b ? b : a;
     const float* full = row_is_b ? a : b;
     const size_t width = static_cast<size_t>(numel(row_is_b ? c.in(1) : c.in(0)));
@@ -114,8 +103,8 @@ Status binary_kernel(const KernelCall& c) {
   const size_t tile = balanced_tile(pool, n, kMinParallelElements / 4);
   parallel_for(pool, n, tile, [&](size_t begin, size_t end) {
     const int64_t count = static_cast<int64_t>(end - begin);
-    if (ka == Operand::kScalar) binary_sv(kOp, a[0], b + begin, y + begin, count);
-    else if (kb == Operand::kScalar) binary_vs(kOp, a + begin, b[0], y + begin, count);
+    if (ka == BroadcastPattern::kScalar) binary_sv(kOp, a[0], b + begin, y + begin, count);
+    else if (kb == BroadcastPattern::kScalar) binary_vs(kOp, a + begin, b[0], y + begin, count);
     else binary_vv(kOp, a + begin, b + begin, y + begin, count);
   });
   return Status::ok();
@@ -190,10 +179,10 @@ KernelDef def(const char* op, KernelFn run, bool (*accepts)(const pock_op_desc&)
 }  // namespace
 
 void register_elementwise(KernelTable& t) {
-  t.add(def("Add", binary_kernel<BinaryOp::kAdd>, binary_accepts));
-  t.add(def("Sub", binary_kernel<BinaryOp::kSub>, binary_accepts));
-  t.add(def("Mul", binary_kernel<BinaryOp::kMul>, binary_accepts));
-  t.add(def("Div", binary_kernel<BinaryOp::kDiv>, binary_accepts));
+  t.add(def("Add", binary_kernel<BinaryOp::kAdd>, binary_pattern_accepts_channels));
+  t.add(def("Sub", binary_kernel<BinaryOp::kSub>, binary_pattern_accepts_channels));
+  t.add(def("Mul", binary_kernel<BinaryOp::kMul>, binary_pattern_accepts_channels));
+  t.add(def("Div", binary_kernel<BinaryOp::kDiv>, binary_pattern_accepts_channels));
   t.add(def("Relu", unary_kernel<UnaryOp::kRelu>, unary_accepts));
   t.add(def("Relu6", unary_kernel<UnaryOp::kRelu6>, unary_accepts));
   t.add(def("HardSwish", unary_kernel<UnaryOp::kHardSwish>, unary_accepts));

@@ -33,6 +33,25 @@ const char* const kBlasBackend = kRef;
 
 }  // namespace
 
+TEST_CASE("cpu Add/Sub/Mul/Div match ref on per-channel broadcasts", "[ops][cpu]") {
+  // One value per channel over NCHW planes (BatchNorm gradients: dy * gamma * invstd as [C, 1, 1]),
+  // per-(sample, channel) values, and a column; on either side; odd plane sizes; the thread pool.
+  std::mt19937 gen(11);
+  uint32_t seed = 1100;
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    const float lo = std::string(op) == "Div" ? 0.5f : -1.0f;
+    for (int trial = 0; trial < 2; ++trial) {
+      const int64_t n = random_dim(gen, 1, 3), c = random_dim(gen, 1, 9), h = random_dim(gen, 1, 7), w = random_dim(gen, 1, 9);
+      const Shape full{n, c, h, w};
+      check_case({op, {input(full, ++seed), input({c, 1, 1}, ++seed, lo, 2.0f)}});
+      check_case({op, {input({1, c, 1, 1}, ++seed), input(full, ++seed, lo, 2.0f)}});
+      check_case({op, {input(full, ++seed), input({n, c, 1, 1}, ++seed, lo, 2.0f)}});
+      check_case({op, {input({n * c, h * w}, ++seed), input({n * c, 1}, ++seed, lo, 2.0f)}});  // a column
+    }
+  }
+  check_case({"Mul", {input({4, 64, 32, 32}, 1), input({64, 1, 1}, 2)}});  // thread pool
+}
+
 TEST_CASE("cpu Add/Sub/Mul/Div match ref on same-shape, scalar and row broadcasts", "[ops][cpu]") {
   std::mt19937 gen(1);
   uint32_t seed = 100;
@@ -56,7 +75,7 @@ TEST_CASE("cpu Add/Sub/Mul/Div match ref on same-shape, scalar and row broadcast
 TEST_CASE("cpu binary ops leave other broadcasts to ref", "[ops][cpu]") {
   // Both operands broadcast: no fast path, so the op must fall back and still be right.
   check_case({"Add", {input({3, 1, 5}, 1), input({1, 4, 5}, 2)}}, kRef);
-  check_case({"Mul", {input({4, 6}, 3), input({4, 1}, 4)}}, kRef);  // a column, not a row
+  check_case({"Mul", {input({2, 3, 4}, 3), input({2, 1, 4}, 4)}}, kRef);  // a 1 inside the block: strided
 }
 
 TEST_CASE("cpu activations match ref", "[ops][cpu]") {
