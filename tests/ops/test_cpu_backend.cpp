@@ -261,3 +261,27 @@ TEST_CASE("cpu Conv2d reads a live weight and bias afresh on every run", "[ops][
     }
   }
 }
+
+TEST_CASE("cpu Pad matches ref: pads, crops, fill values, ranks 1-4", "[ops][cpu]") {
+  std::mt19937 gen(12);
+  uint32_t seed = 1200;
+  auto pad_case = [&](const Shape& shape, std::vector<int64_t> pads, double value) {
+    OpCase c{"Pad", {input(shape, ++seed)}, {}};
+    c.attrs.set("pads", pads);
+    c.attrs.set("value", value);
+    return c;
+  };
+  check_case(pad_case({7}, {2, 3}, 0.0));
+  check_case(pad_case({2, 3, 5, 6}, {0, 0, 1, 1, 0, 0, 1, 1}, 0.0));     // "same" padding of a 3x3 conv
+  check_case(pad_case({2, 3, 5, 6}, {0, 0, 0, 0, 0, 0, 1, 1}, 0.0));     // TensorFlow's asymmetric pad
+  check_case(pad_case({2, 3, 7, 8}, {0, 0, -1, -1, 0, 0, -1, -1}, 0.0)); // its gradient: a crop
+  check_case(pad_case({2, 3, 4}, {1, 0, 2, 0, 1, 0}, -1.5));            // leading axes padded, fill value
+  check_case(pad_case({3, 4, 5}, {0, 0, -7, 0, 0, 2}, 0.0));            // last axis cropped away entirely
+  for (int trial = 0; trial < 6; ++trial) {
+    const Shape s{random_dim(gen, 1, 3), random_dim(gen, 1, 4), random_dim(gen, 2, 9), random_dim(gen, 2, 9)};
+    std::vector<int64_t> pads;
+    for (int i = 0; i < 8; ++i) pads.push_back(random_dim(gen, i % 4 < 2 ? 0 : -1, 2));
+    check_case(pad_case(s, pads, 0.25));
+  }
+  check_case(pad_case({8, 32, 56, 56}, {0, 0, 1, 1, 0, 0, 1, 1}, 0.0));  // thread pool
+}
