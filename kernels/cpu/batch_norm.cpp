@@ -1,4 +1,4 @@
-// BatchNormTrain, BatchNormTrainGrad and BatchNormParamGrad on the cpu backend: the per-channel
+// BatchNorm (inference form: frozen layers), BatchNormTrain, BatchNormTrainGrad and BatchNormParamGrad on the cpu backend: the per-channel
 // steps of batch_norm_steps.hpp with vectorized loops.
 #include "kernels/cpu/batch_norm_steps.hpp"
 #include "kernels/cpu/cpu_families.hpp"
@@ -47,6 +47,7 @@ POCK_SIMD_CLONES void combine(const float* dy, const float* x, float center, flo
 
 const BatchNormLoops kLoops{sum, sum_squared_deviation, normalize, grad_sums, combine};
 
+Status infer(const KernelCall& c) { return run_batch_norm(c, kLoops); }
 Status train(const KernelCall& c) { return run_batch_norm_train(c, kLoops); }
 Status train_grad(const KernelCall& c) { return run_batch_norm_train_grad(c, kLoops); }
 Status param_grad(const KernelCall& c) { return run_batch_norm_param_grad(c, kLoops); }
@@ -60,6 +61,7 @@ KernelDef def(const char* op, KernelFn run, bool (*accepts)(const pock_op_desc&)
 }  // namespace
 
 void register_batch_norm(KernelTable& t) {
+  t.add(def("BatchNorm", infer, batch_norm_accepts));
   t.add(def("BatchNormTrain", train, batch_norm_train_accepts));
   t.add(def("BatchNormTrainGrad", train_grad, batch_norm_train_grad_accepts));
   t.add(def("BatchNormParamGrad", param_grad, batch_norm_param_grad_accepts));

@@ -83,6 +83,11 @@ GradSums grad_sums(const Channels& l, int64_t ch, const float* dy, const float* 
 
 }  // namespace
 
+bool batch_norm_accepts(const pock_op_desc& op) {
+  // (x, gamma, beta, running_mean, running_var) -> y
+  return op.num_inputs == 5 && op.num_outputs == 1 && shapes_fit(op, 0, {1, 2, 3, 4}, {}, 0);
+}
+
 bool batch_norm_train_accepts(const pock_op_desc& op) {
   // (x, gamma, beta, running_mean, running_var) -> y, saved_mean, saved_invstd
   return op.num_inputs == 5 && op.num_outputs == 3 && shapes_fit(op, 0, {1, 2, 3, 4}, {1, 2}, 0);
@@ -98,6 +103,22 @@ bool batch_norm_param_grad_accepts(const pock_op_desc& op) {
   // (dy, x, mean, invstd) -> dgamma, dbeta
   return op.num_inputs == 4 && op.num_outputs == 2 && shapes_fit(op, 1, {2, 3}, {0, 1}, -1) &&
          numel(op.inputs[0]) == numel(op.inputs[1]);
+}
+
+Status run_batch_norm(const KernelCall& c, const BatchNormLoops& loops) {
+  const Channels l = channels_of(c.in(0));
+  const float* x = c.in_data<float>(0);
+  const float* gamma = c.in_data<float>(1);
+  const float* beta = c.in_data<float>(2);
+  const float* mean = c.in_data<float>(3);
+  const float* var = c.in_data<float>(4);
+  float* y = c.out_data<float>(0);
+  const double eps = c.attr_float("eps", 1e-5);
+  for_channels(c, l, [&](int64_t ch) {
+    const float scale = static_cast<float>(gamma[ch] / std::sqrt(static_cast<double>(var[ch]) + eps));
+    for (int64_t n = 0; n < l.batch; ++n) loops.normalize(x + l.row(n, ch), mean[ch], scale, beta[ch], y + l.row(n, ch), l.inner);
+  });
+  return Status::ok();
 }
 
 Status run_batch_norm_train(const KernelCall& c, const BatchNormLoops& loops) {

@@ -25,10 +25,13 @@ struct BatchNormLoops {
   void (*combine)(const float* dy, const float* x, float center, float a, float b, float c, float* dx, int64_t n);
 };
 
+bool batch_norm_accepts(const pock_op_desc& op);
 bool batch_norm_train_accepts(const pock_op_desc& op);
 bool batch_norm_train_grad_accepts(const pock_op_desc& op);
 bool batch_norm_param_grad_accepts(const pock_op_desc& op);
 
+// Inference form: y = (x - running_mean) * gamma / sqrt(running_var + eps) + beta, per channel.
+Status run_batch_norm(const KernelCall& c, const BatchNormLoops& loops);
 Status run_batch_norm_train(const KernelCall& c, const BatchNormLoops& loops);
 Status run_batch_norm_train_grad(const KernelCall& c, const BatchNormLoops& loops);
 Status run_batch_norm_param_grad(const KernelCall& c, const BatchNormLoops& loops);

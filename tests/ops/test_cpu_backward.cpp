@@ -164,7 +164,7 @@ TEST_CASE("cpu MaxPool2dGrad and AvgPool2dGrad match ref", "[ops][cpu][grad]") {
   }
 }
 
-TEST_CASE("cpu BatchNormTrain, BatchNormTrainGrad and BatchNormParamGrad match ref", "[ops][cpu][grad]") {
+TEST_CASE("cpu BatchNorm, BatchNormTrain, BatchNormTrainGrad and BatchNormParamGrad match ref", "[ops][cpu][grad]") {
   std::mt19937 gen(15);
   uint32_t seed = 1500;
   for (int trial = 0; trial < 4; ++trial) {
@@ -179,6 +179,11 @@ TEST_CASE("cpu BatchNormTrain, BatchNormTrainGrad and BatchNormParamGrad match r
                  {{"eps", 1e-3}, {"momentum", 0.2}}};
     train.updated_inputs = {3, 4};  // running mean and variance
     check(train);
+    // The inference form that frozen layers run, with frozen (constant) statistics and live ones.
+    check({"BatchNorm",
+           {input(x, ++seed, 2.0f, 4.0f), frozen(ch, ++seed), frozen(ch, ++seed), input(ch, ++seed, 2.5f, 3.5f),
+            input(ch, ++seed, 0.5f, 2.0f)},
+           {{"eps", 1e-3}}});
 
     const Operand mean = input(ch, ++seed, 2.5f, 3.5f), invstd = input(ch, ++seed, 0.5f, 2.0f);
     check({"BatchNormTrainGrad", {input(x, ++seed), input(x, ++seed, 2.0f, 4.0f), mean, invstd, input(ch, ++seed)}});
@@ -191,6 +196,7 @@ TEST_CASE("cpu BatchNormTrain, BatchNormTrainGrad and BatchNormParamGrad match r
                {input(big, 1), input({16}, 2), input({16}, 3), input({16}, 4), input({16}, 5, 0.5f, 2.0f)}};
   train.updated_inputs = {3, 4};
   check(train);
+  check({"BatchNorm", {input(big, 11), input({16}, 12), input({16}, 13), input({16}, 14), input({16}, 15, 0.5f, 2.0f)}});
   check({"BatchNormTrainGrad",
          {input(big, 6), input(big, 7), input({16}, 8), input({16}, 9, 0.5f, 2.0f), input({16}, 10)}});
 }
