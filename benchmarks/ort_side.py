@@ -19,16 +19,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-LR = 1e-3
 ORT_MAX_IR = 10
-
-
-def rss_mb(field="VmRSS"):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024.0
-    return None
 
 
 def cmd_artifacts(args):
@@ -73,6 +64,7 @@ def cmd_train(args):
     from onnxruntime.training.api import CheckpointState, Module, Optimizer
     import workloads
     import torch_side
+    rss_mb = torch_side.rss_mb  # the same reading as the PyTorch side
     rss_import = rss_mb()
     w = workloads.by_name(args.workload)
     so = onnxruntime.SessionOptions()
@@ -84,7 +76,7 @@ def cmd_train(args):
     module = Module(os.path.join(args.dir, "training_model.onnx"), state, None, device="cpu",
                     session_options=so)
     opt = Optimizer(os.path.join(args.dir, "optimizer_model.onnx"), module)
-    opt.set_learning_rate(LR)
+    opt.set_learning_rate(torch_side.LR)  # as the PyTorch side
     module.train()
     inputs, labels = workloads.make_batch(w, torch_side.BATCH_SEED)
     feed = [t.numpy() for t in inputs.values()] + [labels.numpy().astype(np.int64)]
