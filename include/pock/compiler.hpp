@@ -58,6 +58,9 @@ struct CompileOptions {
   bool optimize = true;        // fusion, folding, DCE, CSE
   bool reorder_updates = true; // apply each parameter's update as soon as its gradient is ready
   bool memory_schedule = true; // reorder each function's nodes to lower its arena peak (never raises it)
+  // Before autodiff, a frozen Conv2d -> frozen-scale BatchNorm whose shift trains becomes one
+  // Conv2d with the scale in its weight and the shift in its bias (docs/recipe.md). With optimize.
+  bool fold_frozen_scales = true;
   std::string profile_path;    // measured kernel timings from `pockc tune` (optional)
   // The train function also outputs each trainable parameter's gradient as a persistent tensor
   // named "<param>.grad" (tests, debugging). With grad_accumulation > 1 it is this micro-batch's.

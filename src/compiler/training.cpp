@@ -3,9 +3,11 @@
 #include "compiler/training.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "compiler/autodiff/autodiff.hpp"
 #include "compiler/lowering/batch_size.hpp"
+#include "compiler/lowering/fold_frozen_scale.hpp"
 #include "compiler/lowering/loss.hpp"
 #include "compiler/lowering/optimizer.hpp"
 #include "compiler/lowering/train_mode.hpp"
@@ -55,13 +57,28 @@ Status expose_gradients(Graph& g, FunctionDef& fn, const std::vector<ParamGrad>&
   return Status::ok();
 }
 
-Status build_eval(TrainingProgram& program, const Recipe& recipe, TensorId source, TensorId labels) {
+// Frozen-scale folding (lowering/fold_frozen_scale.hpp) over every function that has one: with
+// optimize on, in each function alike, sharing the constants so that the folded weights replace
+// the originals in the blob instead of joining them.
+struct ScaleFolding {
+  bool enabled = false;
+  std::unordered_set<TensorId> mutated;
+  ConvBatchNormFolds folds;
+  Status apply(Graph& g, FunctionDef* fn) {
+    if (!enabled || fn == nullptr) return Status::ok();
+    return fold_frozen_scales(g, *fn, mutated, folds).status();
+  }
+};
+
+Status build_eval(TrainingProgram& program, const Recipe& recipe, TensorId source, TensorId labels,
+                  ScaleFolding& folding) {
   Graph& g = program.graph;
   POCK_ASSIGN_OR_RETURN(ForwardClone fwd, clone_forward(g, ForwardMode::kEval, "eval/", {}, program.step));
   FunctionDef fn;
   fn.name = "eval";
   fn.nodes = std::move(fwd.nodes);
   POCK_ASSIGN_OR_RETURN(fn.loss, append_loss(g, fn.nodes, recipe.loss, fwd.map(source), labels, "eval_loss"));
+  POCK_RETURN_IF_ERROR(folding.apply(g, &fn));
   fn.inputs = function_inputs(g, fn.nodes);
   program.functions.push_back(std::move(fn));
   return Status::ok();
@@ -89,6 +106,15 @@ Status build_training_functions(TrainingProgram& program, const Recipe& recipe, 
   fn.name = "train";
   fn.nodes = std::move(fwd.nodes);
   POCK_ASSIGN_OR_RETURN(fn.loss, append_loss(g, fn.nodes, recipe.loss, fwd.map(source), labels, "loss"));
+  // Before autodiff, so that the backward is derived from the folded forward. What may change is
+  // known now: the trainable flags, and the running statistics the train forward updates (the
+  // optimizer writes only trainable parameters and its own state). The infer function goes
+  // first, which names the new constants after the model's nodes.
+  ScaleFolding folding;
+  folding.enabled = options.optimize && options.fold_frozen_scales;
+  folding.mutated = tensors_mutated_by(fn.nodes);
+  POCK_RETURN_IF_ERROR(folding.apply(g, program.function("infer")));
+  POCK_RETURN_IF_ERROR(folding.apply(g, &fn));
   POCK_ASSIGN_OR_RETURN(Backward bwd, build_backward(g, fn.nodes, fn.loss, trainable));
   std::vector<ParamGrad> grads;
   for (TensorId p : trainable) {
@@ -105,7 +131,7 @@ Status build_training_functions(TrainingProgram& program, const Recipe& recipe, 
   fn.inputs = function_inputs(g, fn.nodes);
   program.functions.push_back(std::move(fn));
 
-  return build_eval(program, recipe, source, labels);
+  return build_eval(program, recipe, source, labels, folding);
 }
 
 }  // namespace pock

@@ -38,7 +38,11 @@ StepResult run(std::vector<TrainableRule> rules, bool freeze, const std::vector<
   Recipe r = gradient_recipe(std::move(rules));
   r.optimizer.lr = 0.1;
   r.freeze_batchnorm_stats = freeze;
-  auto blob = compile(g.value(), &r);
+  // The frozen BatchNorms stay as they are, so that their statistics can be read back: with
+  // fold_frozen_scales they would become constants of the folded convolutions (and leave the blob).
+  CompileOptions options;
+  options.fold_frozen_scales = false;
+  auto blob = compile(g.value(), &r, options);
   INFO(blob.status().to_string());
   REQUIRE(blob.is_ok());
   StepResult out;

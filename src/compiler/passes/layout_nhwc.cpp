@@ -43,11 +43,27 @@ bool is_frozen_weight(const Graph& g, const std::unordered_set<TensorId>& mutate
   return kind == TensorKind::kConstant || kind == TensorKind::kParameter;
 }
 
-// Every reader of the node's outputs runs in the forward phase (no saved activation for backward).
+// A forward node that exists for the backward: what it writes only backward nodes read (a saved
+// form, such as the ClipMask a Relu6 gradient keeps instead of the activation).
+bool is_saved_form(const FunctionDef& fn, const FunctionUses& uses, const Node& n) {
+  bool read = false;
+  for (TensorId out : n.outputs) {
+    for (const TensorUse& u : uses.readers(out)) {
+      if (fn.nodes[u.node].phase == Phase::kForward) return false;
+      read = true;
+    }
+  }
+  return read;
+}
+
+// Every reader of the node's outputs runs in the forward phase, and none is a saved form: the
+// backward reads nothing of it, directly or derived (its NCHW form would have to stay alive next
+// to the NHWC one, a Transpose more and a larger arena).
 bool read_in_forward_only(const FunctionDef& fn, const FunctionUses& uses, const Node& n) {
   for (TensorId out : n.outputs) {
     for (const TensorUse& u : uses.readers(out)) {
-      if (fn.nodes[u.node].phase != Phase::kForward) return false;
+      const Node& reader = fn.nodes[u.node];
+      if (reader.phase != Phase::kForward || is_saved_form(fn, uses, reader)) return false;
     }
   }
   return true;
