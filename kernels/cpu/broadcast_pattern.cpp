@@ -24,13 +24,13 @@ BroadcastPattern broadcast_pattern(const pock_tensor_desc& in, const pock_tensor
 
 namespace {
 
-bool accepts(const pock_op_desc& op, bool allow_channel) {
+bool accepts(const pock_op_desc& op) {
   if (op.num_inputs != 2 || op.num_outputs != 1) return false;
   const pock_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &y = op.outputs[0];
   if (!is_f32(a) || !is_f32(b) || !is_f32(y)) return false;
   const BroadcastPattern pa = broadcast_pattern(a, y), pb = broadcast_pattern(b, y);
   auto handled = [&](BroadcastPattern p) {
-    return p != BroadcastPattern::kOther && (allow_channel || p != BroadcastPattern::kChannel);
+    return p != BroadcastPattern::kOther && p != BroadcastPattern::kChannel;
   };
   if (!handled(pa) || !handled(pb)) return false;
   return pa == BroadcastPattern::kFull || pb == BroadcastPattern::kFull;
@@ -38,7 +38,6 @@ bool accepts(const pock_op_desc& op, bool allow_channel) {
 
 }  // namespace
 
-bool binary_pattern_accepts(const pock_op_desc& op) { return accepts(op, false); }
-bool binary_pattern_accepts_channels(const pock_op_desc& op) { return accepts(op, true); }
+bool binary_pattern_accepts(const pock_op_desc& op) { return accepts(op); }
 
 }  // namespace pock::cpu

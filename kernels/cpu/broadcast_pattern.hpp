@@ -19,9 +19,8 @@ enum class BroadcastPattern {
 // For kChannel, `*inner` is the number of consecutive outputs one input element applies to.
 BroadcastPattern broadcast_pattern(const pock_tensor_desc& in, const pock_tensor_desc& out, int64_t* inner = nullptr);
 
-// Two f32 inputs, one f32 output; one input covers the output, the other is full, scalar or row
-// (the neon loops); the second form also takes a channel block (the cpu loops).
+// Two f32 inputs, one f32 output; one input covers the output, the other is full, scalar or row:
+// what the neon loops take (the cpu ones take any broadcast).
 bool binary_pattern_accepts(const pock_op_desc& op);
-bool binary_pattern_accepts_channels(const pock_op_desc& op);
 
 }  // namespace pock::cpu

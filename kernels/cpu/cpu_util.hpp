@@ -23,6 +23,13 @@ inline int64_t dims_product(const pock_tensor_desc& t, int begin, int end) {
   return n;
 }
 
+// An f32 cpu kernel with a shape/attribute check, the form most of the backend's kernels take.
+inline KernelDef f32_kernel(const char* op, KernelFn run, bool (*accepts)(const pock_op_desc&)) {
+  KernelDef d{op, DType::kF32, run, kCpuScore};
+  d.accepts = accepts;
+  return d;
+}
+
 // Makes `desc` usable as a KernelCall outside the engine (prepare functions read attributes too).
 inline KernelCall call_of(const pock_op_desc& desc) { return KernelCall{&desc, nullptr}; }
 

@@ -1,13 +1,16 @@
-// Vectorized elementwise kernels: Add/Sub/Mul/Div on the broadcast patterns that dominate real
-// models (broadcast_pattern.hpp: same shape, a scalar, a row repeated over leading dims — bias
-// adds, per-feature scales — or per-channel values over NCHW planes) and the activations of CNNs
-// and transformers. Other broadcasts decline and run on ref.
+// Vectorized elementwise kernels: Add/Sub/Mul/Div and the activations of CNNs and transformers.
+// The broadcast patterns that dominate real models (broadcast_pattern.hpp: same shape, a scalar, a
+// row repeated over leading dims — bias adds, per-feature scales — or per-channel values over NCHW
+// planes) have direct loops; any other broadcast (an attention mask [N,1,1,S] over [N,H,S,S], both
+// operands broadcasting) walks the output (strided_walk.hpp) with the same loops on each row.
+#include <algorithm>
 #include <cstddef>
 
 #include "kernels/cpu/broadcast_pattern.hpp"
 #include "kernels/cpu/cpu_families.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/simd.hpp"
+#include "kernels/cpu/strided_walk.hpp"
 #include "kernels/cpu/thread_pool.hpp"
 
 namespace pock::cpu {
@@ -53,6 +56,43 @@ POCK_SIMD_CLONES void binary_sv(BinaryOp op, float a, const float* b, float* y, 
   });
 }
 
+// Any broadcast: each output row pairs a contiguous, constant or strided run of each operand.
+template <BinaryOp kOp>
+void binary_walk(const KernelCall& c, pthreadpool_t pool) {
+  const pock_tensor_desc& out = c.out(0);
+  int64_t strides[2][kWalkMaxRank];
+  broadcast_strides(c.in(0), out, strides[0]);
+  broadcast_strides(c.in(1), out, strides[1]);
+  StridedWalk w;
+  make_strided_walk(out.rank, out.dims, 2, strides, nullptr, &w);
+  const float* a = c.in_data<float>(0);
+  const float* b = c.in_data<float>(1);
+  float* y = c.out_data<float>(0);
+  const int64_t inner = w.inner(), sa = w.inner_stride(0), sb = w.inner_stride(1);
+  const size_t rows = static_cast<size_t>(w.rows());
+  const size_t tile = balanced_tile(pool, rows, (kMinParallelElements / 4 + inner - 1) / std::max<int64_t>(inner, 1));
+  parallel_for(pool, rows, tile, [&](size_t begin, size_t end) {
+    for_each_row(w, static_cast<int64_t>(begin), static_cast<int64_t>(end), [&](int64_t o, const int64_t* in) {
+      const float *ra = a + in[0], *rb = b + in[1];
+      if (sa == 1 && sb == 1) {
+        binary_vv(kOp, ra, rb, y + o, inner);
+      } else if (sa == 1 && sb == 0) {
+        binary_vs(kOp, ra, *rb, y + o, inner);
+      } else if (sa == 0 && sb == 1) {
+        binary_sv(kOp, *ra, rb, y + o, inner);
+      } else {
+        for (int64_t i = 0; i < inner; ++i) binary_vs(kOp, ra + i * sa, rb[i * sb], y + o + i, 1);
+      }
+    });
+  });
+}
+
+bool binary_accepts(const pock_op_desc& op) {
+  if (op.num_inputs != 2 || op.num_outputs != 1) return false;
+  const pock_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &y = op.outputs[0];
+  return is_f32(a) && is_f32(b) && is_f32(y) && y.rank <= kWalkMaxRank && a.rank <= y.rank && b.rank <= y.rank;
+}
+
 template <BinaryOp kOp>
 Status binary_kernel(const KernelCall& c) {
   const float* a = c.in_data<float>(0);
@@ -64,6 +104,11 @@ Status binary_kernel(const KernelCall& c) {
   const size_t n = static_cast<size_t>(numel(c.out(0)));
   if (n == 0) return Status::ok();
   pthreadpool_t pool = n >= kMinParallelElements ? thread_pool_for(c.desc->num_threads) : nullptr;
+  const bool one_full = ka == BroadcastPattern::kFull || kb == BroadcastPattern::kFull;
+  if (!one_full || ka == BroadcastPattern::kOther || kb == BroadcastPattern::kOther) {
+    binary_walk<kOp>(c, pool);
+    return Status::ok();
+  }
 
   if (ka == BroadcastPattern::kChannel || kb == BroadcastPattern::kChannel) {
     // Each channel value applies to a run of `inner` outputs; the runs cycle through the channels.
@@ -170,25 +215,19 @@ bool gelu_accepts(const pock_op_desc& op) {
   return form == "none" || form == "tanh";
 }
 
-KernelDef def(const char* op, KernelFn run, bool (*accepts)(const pock_op_desc&)) {
-  KernelDef d{op, DType::kF32, run, kCpuScore};
-  d.accepts = accepts;
-  return d;
-}
-
 }  // namespace
 
 void register_elementwise(KernelTable& t) {
-  t.add(def("Add", binary_kernel<BinaryOp::kAdd>, binary_pattern_accepts_channels));
-  t.add(def("Sub", binary_kernel<BinaryOp::kSub>, binary_pattern_accepts_channels));
-  t.add(def("Mul", binary_kernel<BinaryOp::kMul>, binary_pattern_accepts_channels));
-  t.add(def("Div", binary_kernel<BinaryOp::kDiv>, binary_pattern_accepts_channels));
-  t.add(def("Relu", unary_kernel<UnaryOp::kRelu>, unary_accepts));
-  t.add(def("Relu6", unary_kernel<UnaryOp::kRelu6>, unary_accepts));
-  t.add(def("HardSwish", unary_kernel<UnaryOp::kHardSwish>, unary_accepts));
-  t.add(def("Sigmoid", unary_kernel<UnaryOp::kSigmoid>, unary_accepts));
-  t.add(def("Silu", unary_kernel<UnaryOp::kSilu>, unary_accepts));
-  t.add(def("Gelu", gelu_kernel, gelu_accepts));
+  t.add(f32_kernel("Add", binary_kernel<BinaryOp::kAdd>, binary_accepts));
+  t.add(f32_kernel("Sub", binary_kernel<BinaryOp::kSub>, binary_accepts));
+  t.add(f32_kernel("Mul", binary_kernel<BinaryOp::kMul>, binary_accepts));
+  t.add(f32_kernel("Div", binary_kernel<BinaryOp::kDiv>, binary_accepts));
+  t.add(f32_kernel("Relu", unary_kernel<UnaryOp::kRelu>, unary_accepts));
+  t.add(f32_kernel("Relu6", unary_kernel<UnaryOp::kRelu6>, unary_accepts));
+  t.add(f32_kernel("HardSwish", unary_kernel<UnaryOp::kHardSwish>, unary_accepts));
+  t.add(f32_kernel("Sigmoid", unary_kernel<UnaryOp::kSigmoid>, unary_accepts));
+  t.add(f32_kernel("Silu", unary_kernel<UnaryOp::kSilu>, unary_accepts));
+  t.add(f32_kernel("Gelu", gelu_kernel, gelu_accepts));
 }
 
 }  // namespace pock::cpu

@@ -40,12 +40,6 @@ Status axis_sum_kernel(const KernelCall& c) {
   return Status::ok();
 }
 
-KernelDef def(const char* op, KernelFn run, bool (*accepts)(const pock_op_desc&)) {
-  KernelDef d{op, DType::kF32, run, kCpuScore};
-  d.accepts = accepts;
-  return d;
-}
-
 }  // namespace
 
 const AxisSumLoops& cpu_axis_sum_loops() {
@@ -54,8 +48,8 @@ const AxisSumLoops& cpu_axis_sum_loops() {
 }
 
 void register_grad_sums(KernelTable& t) {
-  t.add(def("SumToShape", axis_sum_kernel<sum_to_shape_plan>, sum_to_shape_accepts));
-  t.add(def("Conv2dGradBias", axis_sum_kernel<conv_grad_bias_plan>, bias_accepts));
+  t.add(f32_kernel("SumToShape", axis_sum_kernel<sum_to_shape_plan>, sum_to_shape_accepts));
+  t.add(f32_kernel("Conv2dGradBias", axis_sum_kernel<conv_grad_bias_plan>, bias_accepts));
 }
 
 }  // namespace pock::cpu
