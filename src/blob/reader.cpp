@@ -288,7 +288,7 @@ Status open_blob(const uint8_t* data, size_t size, const VerifyOptions& options,
   return Status::ok();
 }
 
-Result<ProgramSpec> read_program_spec(const BlobView& view) {
+Result<ProgramSpec> read_program_spec(const BlobView& view, bool with_weights) {
   ProgramSpec spec;
   const fb::Program* p = view.program;
   for (const fb::Tensor* t : *p->tensors()) {
@@ -331,7 +331,7 @@ Result<ProgramSpec> read_program_spec(const BlobView& view) {
   spec.persistent_bytes = p->persistent_bytes();
   spec.step_tensor = p->step_tensor();
   if (p->metadata()) spec.metadata = p->metadata()->str();
-  spec.weights.assign(view.weights, view.weights + view.weights_size);
+  if (with_weights) spec.weights.assign(view.weights, view.weights + view.weights_size);
   return spec;
 }
 

@@ -25,7 +25,9 @@ struct VerifyOptions {
 // Level 1 and 2 verification. On success `view` points into `data`, which must outlive it.
 Status open_blob(const uint8_t* data, size_t size, const VerifyOptions& options, BlobView* view);
 
-// Copies a verified blob into plain data (inspection, round-trip tests).
-Result<ProgramSpec> read_program_spec(const BlobView& view);
+// Copies a verified blob into plain data (inspection, round-trip tests). Without `with_weights`
+// the weights section stays out of the copy (a caller after the program only: that is all of a
+// 550 MB blob but a few pages).
+Result<ProgramSpec> read_program_spec(const BlobView& view, bool with_weights = true);
 
 }  // namespace pock

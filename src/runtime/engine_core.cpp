@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <unordered_map>
 
 #include "blob/format.hpp"
 #include "program_generated.h"
@@ -28,6 +29,11 @@ Result<std::unique_ptr<EngineCore>> EngineCore::open_file(const std::string& pat
   std::unique_ptr<EngineCore> engine(new EngineCore());
   POCK_RETURN_IF_ERROR(engine->file_.open(path));
   POCK_RETURN_IF_ERROR(engine->init(engine->file_.data(), engine->file_.size(), options));
+  // Opening read every page of the file (the CRC check, initial values, repacking frozen
+  // weights for the kernels that keep their own copy). Let them go: the pages a step reads come
+  // back from the page cache on first touch, the rest (initial values, repacked weights) never
+  // do, so the engine's resident memory is what its steps use.
+  engine->file_.drop_resident();
   return engine;
 }
 
@@ -54,7 +60,6 @@ Status EngineCore::init(const uint8_t* data, size_t size, const EngineOptions& o
   POCK_RETURN_IF_ERROR(persistent_.allocate(p.persistent_bytes(), "persistent region"));
 
   tensors_.resize(p.tensors()->size());
-  uint64_t snapshot_bytes = 0;
   for (flatbuffers::uoffset_t i = 0; i < p.tensors()->size(); ++i) {
     const fb::Tensor& t = *p.tensors()->Get(i);
     pock_tensor_desc& d = tensors_[i];
@@ -67,10 +72,7 @@ Status EngineCore::init(const uint8_t* data, size_t size, const EngineOptions& o
     d.flags = t.storage() == fb::Storage::Weights ? uint32_t{POCK_TENSOR_CONSTANT} : 0u;  // blob weights are read-only
     if (t.has_init()) std::memcpy(d.data, view_.weights + t.init_offset(), t.nbytes());
     by_name_[t.name()->str()] = static_cast<int32_t>(i);
-    if (t.checkpointed() && t.storage() == fb::Storage::Persistent) {
-      checkpointed_.push_back(static_cast<int32_t>(i));
-      snapshot_bytes += (t.nbytes() + 63) / 64 * 64;
-    }
+    if (t.checkpointed() && t.storage() == fb::Storage::Persistent) checkpointed_.push_back(static_cast<int32_t>(i));
     if (t.trainable()) trainable_.push_back(static_cast<int32_t>(i));
   }
   if (p.step_tensor() >= 0) step_ = static_cast<int64_t*>(tensors_[p.step_tensor()].data);
@@ -85,8 +87,38 @@ Status EngineCore::init(const uint8_t* data, size_t size, const EngineOptions& o
   infer_fn_ = find_function("infer");
   train_fn_ = find_function("train");
   eval_fn_ = find_function("eval");
-  if (train_fn_ >= 0 && options_.rollback_on_failure) POCK_RETURN_IF_ERROR(snapshot_.allocate(snapshot_bytes, "rollback snapshot"));
+  if (train_fn_ >= 0 && options_.rollback_on_failure) {
+    plan_snapshot();
+    uint64_t snapshot_bytes = 0;
+    for (const SnapshotSpan& span : snapshot_spans_) snapshot_bytes += (span.bytes + 63) / 64 * 64;
+    POCK_RETURN_IF_ERROR(snapshot_.allocate(snapshot_bytes, "rollback snapshot"));
+  }
   return bind_ops();
+}
+
+void EngineCore::plan_snapshot() {
+  // A partial-channel update's gradient covers the weight's leading rows only (the update ops'
+  // schema): those rows are all a step can write.
+  std::unordered_map<int32_t, size_t> written_bytes;
+  const fb::Program& p = *view_.program;
+  for (const fb::Op* o : *p.ops()) {
+    const std::string_view op = o->op()->string_view();
+    if ((op != "SgdUpdate" && op != "AdamUpdate") || !o->inputs() || o->inputs()->size() < 2) continue;
+    const int32_t param = o->inputs()->Get(0), grad = o->inputs()->Get(1);
+    if (param < 0 || grad < 0) continue;
+    const pock_tensor_desc &w = tensors_[static_cast<size_t>(param)], &g = tensors_[static_cast<size_t>(grad)];
+    size_t bytes = w.nbytes;
+    if (w.rank >= 1 && g.rank == w.rank && w.dims[0] > 0 && g.dims[0] < w.dims[0]) {
+      bytes = w.nbytes / static_cast<size_t>(w.dims[0]) * static_cast<size_t>(g.dims[0]);
+    }
+    size_t& b = written_bytes[param];
+    b = std::max(b, bytes);
+  }
+  snapshot_spans_.clear();
+  for (int32_t id : checkpointed_) {
+    auto it = written_bytes.find(id);
+    snapshot_spans_.push_back({id, it == written_bytes.end() ? tensors_[static_cast<size_t>(id)].nbytes : it->second});
+  }
 }
 
 Status EngineCore::bind_ops() {
@@ -216,9 +248,9 @@ Status EngineCore::train_step(float* loss) {
   // Snapshot what the step may change so that a failed step leaves the model as it was.
   if (snapshot_.data()) {
     uint8_t* dst = snapshot_.data();
-    for (int32_t id : checkpointed_) {
-      std::memcpy(dst, tensors_[id].data, tensors_[id].nbytes);
-      dst += (tensors_[id].nbytes + 63) / 64 * 64;
+    for (const SnapshotSpan& span : snapshot_spans_) {
+      std::memcpy(dst, tensors_[span.tensor].data, span.bytes);
+      dst += (span.bytes + 63) / 64 * 64;
     }
   }
   const int64_t before = step();
@@ -233,9 +265,9 @@ Status EngineCore::train_step(float* loss) {
   if (!s.is_ok()) {
     if (snapshot_.data()) {
       const uint8_t* src = snapshot_.data();
-      for (int32_t id : checkpointed_) {
-        std::memcpy(tensors_[id].data, src, tensors_[id].nbytes);
-        src += (tensors_[id].nbytes + 63) / 64 * 64;
+      for (const SnapshotSpan& span : snapshot_spans_) {
+        std::memcpy(tensors_[span.tensor].data, src, span.bytes);
+        src += (span.bytes + 63) / 64 * 64;
       }
     }
     if (step_) *step_ = before;

@@ -87,6 +87,7 @@ class EngineCore {
   MappedFile file_;
   BlobView view_;
   AlignedBuffer arena_, persistent_, snapshot_;
+  void plan_snapshot();
   std::vector<pock_tensor_desc> tensors_;
   std::vector<BoundOp> ops_;
   std::vector<Function> functions_;
@@ -98,7 +99,14 @@ class EngineCore {
     size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
   };
   std::unordered_map<std::string, int32_t, NameHash, std::equal_to<>> by_name_;
-  std::vector<int32_t> checkpointed_;  // persistent tensors saved in checkpoints and snapshots
+  std::vector<int32_t> checkpointed_;  // persistent tensors saved in checkpoints
+  // What a training step may change, saved before it runs: each checkpointed tensor's leading
+  // bytes — all of it, except a partial-channel weight, whose frozen rows no step writes.
+  struct SnapshotSpan {
+    int32_t tensor;
+    size_t bytes;
+  };
+  std::vector<SnapshotSpan> snapshot_spans_;
   std::vector<int32_t> trainable_;
   int infer_fn_ = -1, train_fn_ = -1, eval_fn_ = -1;
   int64_t* step_ = nullptr;

@@ -43,14 +43,40 @@ Status MappedFile::open(const std::string& path) {
   return Status::ok();
 }
 
-AlignedBuffer::~AlignedBuffer() { std::free(data_); }
+void MappedFile::drop_resident() const {
+  if (data_ && size_) ::madvise(data_, size_, MADV_DONTNEED);  // a private read-only file mapping
+}
+
+namespace {
+// From here on a buffer is mapped rather than allocated: below, the pages it spans are few and a
+// memset costs nothing worth avoiding.
+constexpr size_t kMapFrom = size_t{1} << 20;
+}  // namespace
+
+AlignedBuffer::~AlignedBuffer() { release(); }
+
+void AlignedBuffer::release() {
+  if (mapped_) ::munmap(data_, mapped_);
+  else std::free(data_);
+  data_ = nullptr;
+  mapped_ = 0;
+}
 
 Status AlignedBuffer::allocate(size_t size, const char* what) {
-  std::free(data_);
-  data_ = nullptr;
+  release();
   size_ = size;
   if (size == 0) return Status::ok();
   const size_t rounded = (size + 63) / 64 * 64;
+  if (rounded >= kMapFrom) {
+    void* p = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      return Status(Code::kOutOfMemory, std::string("cannot allocate ") + std::to_string(size) + " bytes for the " +
+                                            what + ": " + std::strerror(errno));
+    }
+    data_ = static_cast<uint8_t*>(p);  // page-aligned, hence 64-byte aligned; zero on first touch
+    mapped_ = rounded;
+    return Status::ok();
+  }
   data_ = static_cast<uint8_t*>(std::aligned_alloc(64, rounded));
   if (!data_) {
     return Status(Code::kOutOfMemory, std::string("cannot allocate ") + std::to_string(size) + " bytes for the " + what);

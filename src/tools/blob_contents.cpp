@@ -1,9 +1,6 @@
 #include "tools/blob_contents.hpp"
 
-#include <fstream>
-#include <iterator>
-
-#include "blob/reader.hpp"
+#include "tools/blob_signature.hpp"
 
 namespace pock::tools {
 namespace {
@@ -40,12 +37,9 @@ const FunctionSpec* BlobContents::main_function() const {
 }
 
 Result<BlobContents> read_blob_contents(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(Code::kIo, "cannot open '" + path + "': create it with 'pockc compile MODEL -o " + path + "'");
-  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  MappedFile file;
   BlobView view;
-  Status s = open_blob(bytes.data(), bytes.size(), VerifyOptions{}, &view);
-  if (!s.is_ok()) return Status(s.code(), path + ": " + s.message());
+  POCK_RETURN_IF_ERROR(map_blob(path, VerifyOptions{}, &file, &view));
   BlobContents out;
   POCK_ASSIGN_OR_RETURN(out.spec, read_program_spec(view));
   const nlohmann::json metadata = nlohmann::json::parse(out.spec.metadata, nullptr, false);

@@ -1,9 +1,5 @@
 #include "tools/blob_signature.hpp"
 
-#include <fstream>
-#include <iterator>
-
-#include "blob/reader.hpp"
 
 namespace pock::tools {
 
@@ -14,16 +10,22 @@ const FunctionSig* BlobSignature::function(const std::string& name) const {
   return nullptr;
 }
 
+Status map_blob(const std::string& path, const VerifyOptions& options, MappedFile* file, BlobView* view) {
+  if (Status s = file->open(path); !s.is_ok()) {
+    return Status(s.code(), s.message() + ": create it with 'pockc compile MODEL -o " + path + "'");
+  }
+  Status s = open_blob(file->data(), file->size(), options, view);
+  if (!s.is_ok()) return Status(s.code(), path + ": " + s.message());
+  return Status::ok();
+}
+
 Result<BlobSignature> read_blob_signature(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(Code::kIo, "cannot open '" + path + "': create it with 'pockc compile MODEL -o " + path + "'");
-  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  MappedFile file;
   BlobView view;
   VerifyOptions options;
-  options.check_weights_crc = false;  // the engine checks the weights when it opens the blob
-  Status s = open_blob(bytes.data(), bytes.size(), options, &view);
-  if (!s.is_ok()) return Status(s.code(), path + ": " + s.message());
-  POCK_ASSIGN_OR_RETURN(ProgramSpec spec, read_program_spec(view));
+  options.check_weights_crc = false;
+  POCK_RETURN_IF_ERROR(map_blob(path, options, &file, &view));
+  POCK_ASSIGN_OR_RETURN(ProgramSpec spec, read_program_spec(view, /*with_weights=*/false));
   auto sig_of = [&](int32_t t) {
     const TensorSpec& d = spec.tensors[static_cast<size_t>(t)];
     return TensorSig{d.name, d.dtype, d.shape, d.trainable};

@@ -4,8 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "blob/reader.hpp"
 #include "pock/ir.hpp"
 #include "pock/status.hpp"
+#include "runtime/mapped_file.hpp"
 
 namespace pock::tools {
 
@@ -29,7 +31,13 @@ struct BlobSignature {
   const FunctionSig* function(const std::string& name) const;
 };
 
-// Reads and verifies the blob at `path`; the error tells how to produce one.
+// Maps the blob at `path` read-only and verifies it into `view` (valid while `file` lives). Mapped,
+// not read into memory: only the pages verification touches become resident, and they are the
+// file's, dropped with the mapping. Errors name the path and tell how to produce a blob.
+Status map_blob(const std::string& path, const VerifyOptions& options, MappedFile* file, BlobView* view);
+
+// Reads and verifies the blob's program at `path` (not its weights: the engine checks those when
+// it opens the blob, so a 550 MB blob's weights are not touched twice).
 Result<BlobSignature> read_blob_signature(const std::string& path);
 
 }  // namespace pock::tools

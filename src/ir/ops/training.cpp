@@ -155,6 +155,10 @@ void register_training_schemas(SchemaRegistry& r) {
   add(r, "SoftmaxCrossEntropy", 2, 2, 1, 1, cross_entropy,
       "(logits [..., C], labels i64 [...]) -> mean cross-entropy over labels != ignore_index; label_smoothing");
   add(r, "SoftmaxCrossEntropyGrad", 3, 3, 1, 1, cross_entropy_grad, "(dloss, logits, labels) -> dlogits");
+  // dlogits may take the logits' buffer when nothing reads them later (the usual case): kernels
+  // read each logit before writing its gradient, row by row. For a language model that buffer is
+  // the largest of the step (batch x sequence x vocabulary: 100 MB for SmolLM2 at 4 x 128).
+  r.set_inplace("SoftmaxCrossEntropyGrad", 1);
   add(r, "MseLoss", 2, 2, 1, 1, mse, "(prediction, target) -> mean squared error");
   add(r, "MseLossGrad", 3, 3, 1, 1, mse_grad, "(dloss, prediction, target) -> dprediction");
   add(r, "AccumulateGrad", 2, 2, 0, 0, accumulate_grad, "accumulator += gradient (in place)", {0});
