@@ -29,7 +29,7 @@ def cmd_artifacts(args):
     import workloads
     import torch_side
     w = workloads.by_name(args.workload)
-    scheme = w.full if args.scheme == "full" else w.sparse
+    scheme = w.scheme(args.scheme)
     model = torch_side.build(w)
     chosen = workloads.trainable(model, scheme)
     params = {n for n, _ in model.named_parameters()}
@@ -102,7 +102,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     a = sub.add_parser("artifacts")
     a.add_argument("workload")
-    a.add_argument("scheme", choices=["full", "sparse"])
+    a.add_argument("scheme", help="a scheme of the workload: full, sparse, sparse-late (CNNs)")
     a.add_argument("model")
     a.add_argument("dir")
     t = sub.add_parser("train")

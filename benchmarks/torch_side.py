@@ -118,17 +118,21 @@ def cmd_export(args):
     inputs, labels = workloads.make_batch(w, BATCH_SEED)
     np.savez(os.path.join(args.dir, "batch.npz"), label=labels.numpy(), **{k: v.numpy() for k, v in inputs.items()})
     if args.ort_sparse:
-        # ONNX Runtime has no freeze_batchnorm_stats: its sparse model is exported with the frozen
-        # BatchNorms already in inference form (PRESERVE keeps each module's mode).
-        model.load_state_dict(state)
-        model.train()
-        chosen = workloads.trainable(model, w.sparse)
-        for bn in workloads.frozen_bn_modules(model, chosen) if w.sparse.freeze_bn_stats else []:
-            bn.eval()
-        ort_path = os.path.join(args.dir, "model_ort_sparse.onnx")
-        export_onnx(model, w, ort_path, torch.onnx.TrainingMode.PRESERVE)
-        restore_state(ort_path, state)
-        out["onnx_ort_sparse"] = ort_path
+        # ONNX Runtime has no freeze_batchnorm_stats: each such sparse scheme's model is exported
+        # with its frozen BatchNorms already in inference form (PRESERVE keeps each module's mode).
+        out["onnx_ort"] = {}
+        for scheme in w.schemes().values():
+            if not scheme.freeze_bn_stats:
+                continue
+            model.load_state_dict(state)
+            model.train()
+            chosen = workloads.trainable(model, scheme)
+            for bn in workloads.frozen_bn_modules(model, chosen):
+                bn.eval()
+            ort_path = os.path.join(args.dir, f"model_ort_{scheme.name}.onnx")
+            export_onnx(model, w, ort_path, torch.onnx.TrainingMode.PRESERVE)
+            restore_state(ort_path, state)
+            out["onnx_ort"][scheme.name] = ort_path
     print(json.dumps(out))
 
 
@@ -136,7 +140,7 @@ def cmd_train(args):
     torch.set_num_threads(args.threads)
     rss_import = rss_mb()
     w = workloads.by_name(args.workload)
-    scheme = w.full if args.scheme == "full" else w.sparse
+    scheme = w.scheme(args.scheme)
     model = build(w)
     sum_before = checksum(model.state_dict())
     model.train()
@@ -188,7 +192,7 @@ def main():
     e.add_argument("--ort-sparse", action="store_true")
     t = sub.add_parser("train")
     t.add_argument("workload")
-    t.add_argument("scheme", choices=["full", "sparse"])
+    t.add_argument("scheme", help="a scheme of the workload: full, sparse, sparse-late (CNNs)")
     t.add_argument("--threads", type=int, default=1)
     t.add_argument("--steps", type=int, default=10)
     t.add_argument("--warmup", type=int, default=2)
