@@ -164,9 +164,10 @@ def torch_train(fam, state, optimizer, trainable, kink_steps=None):
     for name, p in model.named_parameters():
         p.requires_grad_(name in trainable)
     # Sparse BP freezes BatchNorm statistics of layers that do not train (recipe:
-    # freeze_batchnorm_stats): those BatchNorms run in eval mode.
+    # freeze_batchnorm_stats): a BatchNorm whose scale is frozen runs in eval mode, its shift
+    # may still train (bias-only rules).
     for module in model.modules():
-        if isinstance(module, nn.BatchNorm2d) and not any(p.requires_grad for p in module.parameters()):
+        if isinstance(module, nn.BatchNorm2d) and not module.weight.requires_grad:
             module.eval()
     opt = torch_optimizer(optimizer, [p for p in model.parameters() if p.requires_grad])
     losses, max_grad, near = [], {}, []
