@@ -93,6 +93,10 @@ def targets(w):
             out.append(f"- {t['what']}: not measured (want >= {t['want']})")
             continue
         verdict = "met" if t["met"] else f"**missed** by {t['want'] / got:.2f}x"
+        # The same FLOPs at the machine's sgemm peak the whole step: a ceiling for kernel work.
+        if t.get("bound"):
+            verdict += f"; ceiling at the sgemm peak {t['bound']:.2f}" + \
+                ("" if t["bound"] >= t["want"] else " (below the target: only fewer FLOPs could meet it)")
         out.append(f"- {t['what']}: {got:.2f} (want >= {t['want']}) — {verdict}")
     return out
 
