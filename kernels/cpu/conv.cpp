@@ -1,11 +1,12 @@
 // Conv2d on the cpu backend: picks, per op at prepare, the first way that can run it (see
-// conv_kernel.hpp): XNNPACK for a frozen weight, else direct depthwise loops, else im2col + GEMM.
-// An op none of them takes (no library for it) declines and runs on ref.
+// conv_kernel.hpp) from an order that depends on the shape (ways_for below). An op none of them
+// takes (no library for it) declines and runs on ref.
 // A channels-last Conv2d (layout "NHWC", set by the compiler's layout pass only where XNNPACK
 // runs it) goes to XNNPACK alone, which then needs no staging copies; without XNNPACK or with a
 // trainable weight the op declines and runs on ref.
 #include <algorithm>
 #include <new>
+#include <vector>
 
 #include "kernels/cpu/conv_kernel.hpp"
 #include "kernels/cpu/cpu_families.hpp"
@@ -36,6 +37,40 @@ bool geometry_of(const pock_op_desc& op, ConvGeometry* g) {
   return conv_geometry(view, g);
 }
 
+using Maker = std::unique_ptr<ConvKernel> (*)(const pock_op_desc&, const ConvGeometry&, KernelScope&, Status*);
+
+// The ways to try, fastest first, for an NCHW op (XNNPACK alone for NHWC: the others read NCHW).
+// XNNPACK takes only a frozen weight and then costs two staging transposes (layout.cpp); the
+// orders below are what measured faster with those included (one core of an AVX-512 Xeon, batch
+// 8, MobileNetV2 and ResNet-18 at 128x128 — the benchmarks of issue #6):
+//   1x1, stride 1, unpadded, one group: im2col's pointwise path is one sgemm on the planes with no
+//     unfolding and no staging. 16->96 channels at 64x64: 1.8 ms against 3.2 ms through XNNPACK;
+//     MobileNetV2's sparse step went from 134.6 to 116.4 ms (Conv2d 57 -> 36 ms).
+//   depthwise 3x3 on rows of at least 32 columns: the direct row loops (conv_depthwise.cpp).
+//     96 channels at 64x64 stride 2: 0.9 ms against 2.3 ms; 144 at 32x32 stride 1: 0.8 against
+//     1.5 ms. On smaller planes XNNPACK stays ahead (192 at 16x16: 0.40 against 0.57 ms; 960 at
+//     4x4: 0.10 against 0.43 ms): the row loops are too short there.
+//   dense, one thread, a deep window (C*kh*kw >= 2048) on a small output (<= 64 pixels): im2col,
+//     whose sgemm then beats XNNPACK by 10-15 % (ResNet-18's 256 channels at 8x8: 5.0 against
+//     5.8 ms; 512 at 4x4: 7.6 against 8.5 ms). On two threads XNNPACK wins these too (3.8 against
+//     6.1 ms, 4.6 against 7.4 ms): OpenBLAS splits such small products badly.
+//   anything else: XNNPACK, then the direct depthwise loops, then im2col. Dense convolutions
+//     through XNNPACK beat im2col + sgemm on ResNet-18's other layers (64 channels at 32x32: 4.4
+//     against 8.8 ms; 128 at 16x16: 4.1 against 5.7 ms) and its 7x7 stem (6.6 against 8.6 ms).
+std::vector<Maker> ways_for(const ConvGeometry& g, bool nhwc, int32_t num_threads) {
+  if (nhwc) return {make_xnnpack_conv};
+  const bool pointwise = g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 &&
+                         g.pad_top == 0 && g.pad_left == 0 && g.pad_bottom == 0 && g.pad_right == 0 && g.groups == 1;
+  if (pointwise) return {make_im2col_conv, make_xnnpack_conv};
+  if (g.is_depthwise() && g.kernel_h == 3 && g.kernel_w == 3 && g.in_w >= 32) {
+    return {make_depthwise_conv, make_xnnpack_conv, make_im2col_conv};
+  }
+  if (num_threads == 1 && g.groups == 1 && g.in_channels * g.kernel_h * g.kernel_w >= 2048 && g.out_plane() <= 64) {
+    return {make_im2col_conv, make_xnnpack_conv};
+  }
+  return {make_xnnpack_conv, make_depthwise_conv, make_im2col_conv};
+}
+
 bool conv_accepts(const pock_op_desc& op) {
   ConvGeometry g;
   if (!geometry_of(op, &g)) return false;
@@ -49,10 +84,8 @@ Status conv_prepare(const pock_op_desc& op, KernelScope& scope, void** state) {
   if (!geometry_of(op, &g)) {
     return Status(Code::kInvalidArgument, std::string("Conv2d '") + op.name + "': bad shapes");
   }
-  using Maker = std::unique_ptr<ConvKernel> (*)(const pock_op_desc&, const ConvGeometry&, KernelScope&, Status*);
-  const bool nhwc = is_nhwc(op);
-  for (Maker make : {make_xnnpack_conv, make_depthwise_conv, make_im2col_conv}) {
-    if (nhwc && make != make_xnnpack_conv) break;  // the others read NCHW
+  const std::vector<Maker> ways = ways_for(g, is_nhwc(op), op.num_threads);
+  for (Maker make : ways) {
     Status status;
     std::unique_ptr<ConvKernel> kernel = make(op, g, scope, &status);
     POCK_RETURN_IF_ERROR(status);

@@ -1,8 +1,8 @@
 // Conv2d with a frozen weight through XNNPACK (NHWC f32). At prepare: the OIHW weight is repacked
 // to XNNPACK's filter layout and handed to xnn_create_convolution2d_nhwc_f32, which packs it
 // again into the operator. A run is: NCHW -> NHWC copy, xnn_run_operator, NHWC -> NCHW copy with
-// the bias added on the way — the bias stays outside the operator so that a trainable bias
-// (bias-only fine-tuning) is read fresh every step.
+// the bias added and the activation applied on the way — the bias stays outside the operator so
+// that a trainable bias (bias-only fine-tuning) is read fresh every step.
 //
 // Memory follows the plan, not the op count (issue #7): the NHWC staging buffers are the backend
 // instance's one scratch region (runtime/kernel_scope.hpp), sized to the largest convolution, and
@@ -128,17 +128,9 @@ class XnnpackConv final : public ConvKernel {
       return c.error("xnn_run_operator failed (" + std::to_string(static_cast<int>(s)) + ")");
     }
     const float* bias = g_.has_bias ? c.in_data<float>(2) : nullptr;
-    float* y = c.out_data<float>(0);
-    nhwc_to_nchw(output(), bias, y, g_.batch, g_.out_channels, g_.out_plane(), pool_);
-    if (g_.activation != Activation::kNone) {
-      // After the bias, which stays outside the operator (see the top of this file): one pass per plane.
-      const size_t planes = static_cast<size_t>(g_.batch * g_.out_channels);
-      const int64_t plane = g_.out_plane();
-      parallel_for(pool_, planes, balanced_tile(pool_, planes, 1), [&](size_t begin, size_t end) {
-        apply_activation_inplace(g_.activation, y + static_cast<int64_t>(begin) * plane,
-                                 static_cast<int64_t>(end - begin) * plane);
-      });
-    }
+    // The bias (outside the operator, see the top of this file) and then the activation ride along.
+    nhwc_to_nchw(output(), bias, c.out_data<float>(0), g_.batch, g_.out_channels, g_.out_plane(), pool_,
+                 g_.activation);
     return Status::ok();
   }
 
