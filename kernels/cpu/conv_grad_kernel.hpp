@@ -12,15 +12,64 @@
 
 namespace pock::cpu {
 
-// The two inner loops of the depthwise gradients, so that a backend with its own vector code
-// (kernels/neon) reuses the traversal and supplies only these.
+// The per-plane work of the depthwise gradients, so that a backend with its own vector code
+// (kernels/neon) reuses the kernels' split over threads and supplies only these. A whole plane
+// per call, not a row: MobileNet's late layers have 4x4 planes, where a call per row cost more
+// than its arithmetic.
 struct DepthwiseGradLoops {
-  // y[i * stride] += w * x[i] for i in [0, n)
-  void (*scatter_scaled)(float w, const float* x, float* y, int64_t stride, int64_t n);
-  // sum of x[i * stride] * y[i] for i in [0, n)
-  float (*strided_dot)(const float* x, int64_t stride, const float* y, int64_t n);
+  // dx: one input plane of the image and channel; dy: that image's out_per_group() consecutive
+  // planes of the channel's output channels; w: their out_per_group() * kh * kw taps.
+  // Overwrites the dx plane.
+  void (*input_plane)(const ConvGeometry& g, const float* dy, const float* w, float* dx);
+  // sums[ky * kw + kx] += the tap's weight gradient from one image: x is the input plane, dy the
+  // output channel's plane.
+  void (*weight_plane)(const ConvGeometry& g, const float* x, const float* dy, double* sums);
 };
 const DepthwiseGradLoops& cpu_depthwise_grad_loops();
+
+// The row-at-a-time traversal of the two planes (per tap and output row, clipped once per tap to
+// the columns that read no padding), for a backend that brings only two row loops:
+//   scatter(w, x, y, stride, n): y[i * stride] += w * x[i] for i in [0, n)
+//   dot(x, stride, y, n):        the sum of x[i * stride] * y[i] for i in [0, n), as float
+template <typename Scatter>
+inline void depthwise_input_plane_by_rows(const ConvGeometry& g, const float* dy, const float* w, float* dx,
+                                          Scatter scatter) {
+  for (int64_t i = 0; i < g.in_plane(); ++i) dx[i] = 0.0f;
+  for (int64_t m = 0; m < g.out_per_group(); ++m) {
+    const float* dym = dy + m * g.out_plane();
+    const float* wm = w + m * g.kernel_h * g.kernel_w;
+    for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
+      const TapColumns t = tap_columns(g, kx);
+      if (t.begin >= t.end) continue;
+      for (int64_t ky = 0; ky < g.kernel_h; ++ky) {
+        for (int64_t oy = 0; oy < g.out_h; ++oy) {
+          const int64_t iy = tap_row(g, oy, ky);
+          if (iy < 0) continue;
+          scatter(wm[ky * g.kernel_w + kx], dym + oy * g.out_w + t.begin,
+                  dx + iy * g.in_w + t.begin * g.stride_w + t.shift, g.stride_w, t.end - t.begin);
+        }
+      }
+    }
+  }
+}
+
+template <typename Dot>
+inline void depthwise_weight_plane_by_rows(const ConvGeometry& g, const float* x, const float* dy, double* sums,
+                                           Dot dot) {
+  for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
+    const TapColumns t = tap_columns(g, kx);
+    if (t.begin >= t.end) continue;
+    for (int64_t ky = 0; ky < g.kernel_h; ++ky) {
+      for (int64_t oy = 0; oy < g.out_h; ++oy) {
+        const int64_t iy = tap_row(g, oy, ky);
+        if (iy < 0) continue;
+        // Rows summed in f32 lanes, rows added in double: long batches stay exact.
+        sums[ky * g.kernel_w + kx] += dot(x + iy * g.in_w + t.begin * g.stride_w + t.shift, g.stride_w,
+                                          dy + oy * g.out_w + t.begin, t.end - t.begin);
+      }
+    }
+  }
+}
 
 // Each returns nullptr with an OK status when it cannot run this op, so that the caller can try
 // the next way; an error status is a real failure (out of memory).

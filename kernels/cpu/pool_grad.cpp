@@ -3,11 +3,16 @@
 // windows in two vectorized passes (over the window's rows, then its columns); only windows
 // clipped by padding or ceil_mode take the scalar path; a NaN anywhere in a window wins, as in
 // ref. The max gradient re-scans each window exactly as ref does (first maximum; NaN wins) and
-// routes dy there; average pooling adds dy / divisor along each window row, a loop that vectorizes.
+// routes dy there, the unclipped windows of an output row scanned together in vector lanes;
+// average pooling adds dy / divisor along each window row, a loop that vectorizes.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#endif
 
 #include "kernels/cpu/cpu_families.hpp"
 #include "kernels/cpu/cpu_util.hpp"
@@ -158,6 +163,99 @@ Status max_pool(const KernelCall& c) {
   return Status::ok();
 }
 
+// The ref scan of one window clipped to the input, rows [y0, y1) and columns [x0, x1): the first
+// maximum in row-major order, or the last NaN (a NaN replaces anything, nothing replaces a NaN).
+int64_t window_argmax(const PoolWindow& w, const float* xp, int64_t y0, int64_t y1, int64_t x0, int64_t x1) {
+  float best = -std::numeric_limits<float>::infinity();
+  int64_t best_at = y0 * w.in_w + x0;
+  for (int64_t iy = y0; iy < y1; ++iy) {
+    for (int64_t ix = x0; ix < x1; ++ix) {
+      const float v = xp[iy * w.in_w + ix];
+      const bool take = (v > best) | (v != v);  // no branch: random data mispredicts half of them
+      best = take ? v : best;
+      best_at = take ? iy * w.in_w + ix : best_at;
+    }
+  }
+  return best_at;
+}
+
+// The scan for m windows side by side whose columns lie inside the input (the first's left column
+// is `left`, window j's is left + j * stride), vectorized across the windows: one step per window
+// element, in the scalar scan's order, with the scalar scan's compare-and-select lane by lane, so
+// that every window picks the same element as ref. Any stride and count; best and best_at live
+// in memory between steps.
+POCK_SIMD_CLONES void windows_argmax_any(const float* xp, int32_t in_w, int32_t y0, int32_t y1, int32_t kernel_w,
+                                         int32_t stride, int32_t left, float* best, int32_t* best_at, int32_t m) {
+  const int32_t first = y0 * in_w + left;
+#pragma omp simd
+  for (int32_t j = 0; j < m; ++j) {
+    best[j] = -std::numeric_limits<float>::infinity();
+    best_at[j] = first + j * stride;
+  }
+  for (int32_t iy = y0; iy < y1; ++iy) {
+    for (int32_t kx = 0; kx < kernel_w; ++kx) {
+      const int32_t at = iy * in_w + left + kx;
+      const float* row = xp + at;
+#pragma omp simd
+      for (int32_t j = 0; j < m; ++j) {
+        const float v = row[j * stride];
+        const bool take = (v > best[j]) | (v != v);
+        best[j] = take ? v : best[j];
+        best_at[j] = take ? at + j * stride : best_at[j];
+      }
+    }
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define POCK_POOL_AVX512 1
+// The same scan with AVX-512 for strides 1 and 2 (ResNet's 3x3 / 2 stem pooling): 16 windows per
+// pass with their best value and index in registers through all of a window's elements; the
+// memory round trip per step of windows_argmax_any was most of its time. (GCC's vector
+// extensions scalarized these compares, hence intrinsics, as in layout.cpp.) Stride 2 reads two
+// vectors and keeps the even lanes. m is a multiple of 16, and every window's reads (one element
+// more for stride 2) lie inside x: the caller pads the count only where the extra windows' do.
+__attribute__((target("avx512f"))) void windows_argmax_avx512(const float* xp, int32_t in_w, int32_t y0, int32_t y1,
+                                                             int32_t kernel_w, int32_t stride, int32_t left,
+                                                             int32_t* best_at, int32_t m) {
+  const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  const __m512i even = _mm512_slli_epi32(lane, 1);
+  const __m512i offset = stride == 2 ? even : lane;
+  for (int32_t j0 = 0; j0 < m; j0 += 16) {
+    __m512 best = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+    __m512i at = _mm512_add_epi32(_mm512_set1_epi32(y0 * in_w + left + j0 * stride), offset);
+    for (int32_t iy = y0; iy < y1; ++iy) {
+      for (int32_t kx = 0; kx < kernel_w; ++kx) {
+        const int32_t a = iy * in_w + left + kx + j0 * stride;
+        const __m512 v = stride == 2
+                             ? _mm512_permutex2var_ps(_mm512_loadu_ps(xp + a), even, _mm512_loadu_ps(xp + a + 16))
+                             : _mm512_loadu_ps(xp + a);
+        // v > best (false against a NaN best), or v is NaN: the scalar scan's rule.
+        const __mmask16 take = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+        best = _mm512_mask_mov_ps(best, take, v);
+        at = _mm512_mask_mov_epi32(at, take, _mm512_add_epi32(_mm512_set1_epi32(a), offset));
+      }
+    }
+    _mm512_storeu_si512(best_at + j0, at);
+  }
+}
+
+bool has_avx512() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f");
+}
+#endif
+
+// Windows a pass of windows_argmax_avx512 takes.
+constexpr int64_t kLanes = 16;
+
+// Windows of one output row vectorized at a time: stack buffers, so that a run allocates nothing.
+constexpr int64_t kWindows = 256;  // a multiple of kLanes
+
+// dx = 0, then each window's dy added at its maximum, window by window in ref's order (output
+// rows, then columns), so that overlapping windows sum in the same order as ref: bit-identical.
+// Windows clipped by padding or ceil_mode take the scalar scan; the rest are found together
+// (windows_argmax_avx512, else windows_argmax_any), and only the scatter of their dy stays scalar.
 Status max_pool_grad(const KernelCall& c) {
   PoolWindow w;
   if (!pool_window(*c.desc, c.in(1), c.in(0), &w)) return c.error("bad shapes");
@@ -165,29 +263,57 @@ Status max_pool_grad(const KernelCall& c) {
   const float* x = c.in_data<float>(1);
   float* dx = c.out_data<float>(0);
   const int64_t plane_size = w.in_h * w.in_w;
+  // Output columns whose window lies inside the input's columns: [inner_begin, inner_end), as in
+  // the forward; none when plane indices would not fit the int32 lanes.
+  int64_t inner_begin = std::min(w.out_w, (w.pad_left + w.stride_w - 1) / w.stride_w);
+  const int64_t last_inner = w.in_w - w.kernel_w + w.pad_left;
+  int64_t inner_end =
+      last_inner < 0 ? inner_begin : std::max(inner_begin, std::min(w.out_w, last_inner / w.stride_w + 1));
+#ifdef POCK_POOL_AVX512
+  static const bool avx512 = has_avx512();
+#endif
+  if (plane_size + w.kernel_w + w.stride_w * kWindows > std::numeric_limits<int32_t>::max()) {
+    inner_begin = inner_end = w.out_w;
+  }
   for_planes(c, w, [&](int64_t p) {
     const float* xp = x + p * plane_size;
     const float* dyp = dy + p * w.out_h * w.out_w;
     float* dxp = dx + p * plane_size;
     std::memset(dxp, 0, static_cast<size_t>(plane_size) * sizeof(float));
+    float best[kWindows];
+    int32_t best_at[kWindows];
+    auto scalar_window = [&](int64_t y0, int64_t y1, int64_t oy, int64_t ox) {
+      const int64_t x0 = std::max<int64_t>(w.left(ox), 0), x1 = std::min(w.left(ox) + w.kernel_w, w.in_w);
+      if (y0 >= y1 || x0 >= x1) return;
+      dxp[window_argmax(w, xp, y0, y1, x0, x1)] += dyp[oy * w.out_w + ox];
+    };
     for (int64_t oy = 0; oy < w.out_h; ++oy) {
       const int64_t y0 = std::max<int64_t>(w.top(oy), 0), y1 = std::min(w.top(oy) + w.kernel_h, w.in_h);
-      for (int64_t ox = 0; ox < w.out_w; ++ox) {
-        const int64_t x0 = std::max<int64_t>(w.left(ox), 0), x1 = std::min(w.left(ox) + w.kernel_w, w.in_w);
-        if (y0 >= y1 || x0 >= x1) continue;
-        float best = -std::numeric_limits<float>::infinity();
-        int64_t best_at = y0 * w.in_w + x0;
-        for (int64_t iy = y0; iy < y1; ++iy) {
-          for (int64_t ix = x0; ix < x1; ++ix) {
-            const float v = xp[iy * w.in_w + ix];
-            if (v > best || std::isnan(v)) {
-              best = v;
-              best_at = iy * w.in_w + ix;
-            }
+      for (int64_t ox = 0; ox < inner_begin; ++ox) scalar_window(y0, y1, oy, ox);
+      if (y0 < y1) {
+        for (int64_t b = inner_begin; b < inner_end; b += kWindows) {
+          const int64_t m = std::min(kWindows, inner_end - b);
+          // Whole blocks of lanes when the extra windows' reads stay inside x (they run into the
+          // next row or plane): their results are never used.
+          [[maybe_unused]] const int64_t padded = (m + kLanes - 1) / kLanes * kLanes;
+          [[maybe_unused]] const bool fits =
+              (y1 - 1) * w.in_w + w.left(b) + padded * w.stride_w + w.kernel_w <= (w.planes - p) * plane_size;
+          const auto i32 = [](int64_t v) { return static_cast<int32_t>(v); };
+#ifdef POCK_POOL_AVX512
+          if (avx512 && fits && w.stride_w <= 2) {
+            windows_argmax_avx512(xp, i32(w.in_w), i32(y0), i32(y1), i32(w.kernel_w), i32(w.stride_w),
+                                  i32(w.left(b)), best_at, i32(padded));
+          } else
+#endif
+          {
+            windows_argmax_any(xp, i32(w.in_w), i32(y0), i32(y1), i32(w.kernel_w), i32(w.stride_w), i32(w.left(b)),
+                               best, best_at, i32(m));
           }
+          const float* g = dyp + oy * w.out_w + b;
+          for (int64_t j = 0; j < m; ++j) dxp[best_at[j]] += g[j];
         }
-        dxp[best_at] += dyp[oy * w.out_w + ox];
       }
+      for (int64_t ox = std::max(inner_begin, inner_end); ox < w.out_w; ++ox) scalar_window(y0, y1, oy, ox);
     }
   });
   return Status::ok();

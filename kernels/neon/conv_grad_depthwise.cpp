@@ -1,6 +1,6 @@
-// Depthwise Conv2dGradInput and Conv2dGradWeight with NEON: the traversal of
-// kernels/cpu/conv_grad_depthwise.cpp (per tap and output row, clipped to the columns that read
-// no padding) with four-lane inner loops. Stride 2 — MobileNet's downsampling layers — uses
+// Depthwise Conv2dGradInput and Conv2dGradWeight with NEON: the row-at-a-time traversal of
+// kernels/cpu/conv_grad_kernel.hpp (per tap and output row, clipped to the columns that read no
+// padding) with four-lane inner loops. Stride 2 — MobileNet's downsampling layers — uses
 // NEON's de-interleaving loads (vld2q) instead of a gather. Other shapes are left to the cpu
 // backend (GEMM) or ref.
 #include <arm_neon.h>
@@ -48,7 +48,15 @@ float strided_dot(const float* x, int64_t stride, const float* y, int64_t n) {
   return sum;
 }
 
-const cpu::DepthwiseGradLoops kLoops{scatter_scaled, strided_dot};
+void input_plane(const cpu::ConvGeometry& g, const float* dy, const float* w, float* dx) {
+  cpu::depthwise_input_plane_by_rows(g, dy, w, dx, scatter_scaled);
+}
+
+void weight_plane(const cpu::ConvGeometry& g, const float* x, const float* dy, double* sums) {
+  cpu::depthwise_weight_plane_by_rows(g, x, dy, sums, strided_dot);
+}
+
+const cpu::DepthwiseGradLoops kLoops{input_plane, weight_plane};
 
 bool grad_input_accepts(const pock_op_desc& op) {
   cpu::ConvGeometry g;

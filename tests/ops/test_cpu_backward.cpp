@@ -3,6 +3,7 @@
 // engine, binding checked, every output and every in-place update compared).
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -76,6 +77,41 @@ TEST_CASE("cpu Conv2dGradWeight matches ref, all channels and the first k", "[op
     check(grad_weight_case(s, 0, seed += 2), conv_grad_backend(s));
     check(grad_weight_case(s, s.out_channels / 4, seed += 2), conv_grad_backend(s), 1);
   }
+}
+
+// The depthwise kernels (kernels/cpu/conv_grad_depthwise.cpp) split each plane by the residues of
+// its coordinates mod the stride and copy it with zero margins into a stack scratch; what does
+// not fit the scratch (big planes, kernels wider than 16, many taps) goes row by row. Both ways,
+// on shapes that make every margin and phase count: odd extents, strides 1-3, asymmetric padding,
+// dilation, batch > 1, multipliers 1-3, and the 4x4 / 8x8 planes of MobileNet's last blocks.
+TEST_CASE("cpu depthwise Conv2dGradInput and Conv2dGradWeight match ref on odd shapes", "[ops][cpu][grad]") {
+  std::mt19937 gen(15);
+  uint32_t seed = 1500;
+  auto both = [&](const ConvShape& s) {
+    INFO("x " << shape_str(s.x()) << " w " << shape_str(s.w()) << " strides " << s.strides[0] << "," << s.strides[1]
+              << " pads " << s.pads[0] << "," << s.pads[1] << "," << s.pads[2] << "," << s.pads[3] << " dilations "
+              << s.dilations[0] << "," << s.dilations[1]);
+    REQUIRE(s.depthwise());
+    check(grad_input_case(s, false, seed += 2));
+    check(grad_weight_case(s, 0, seed += 2));
+    check(grad_weight_case(s, random_dim(gen, 1, s.out_channels), seed += 2));
+  };
+  for (int trial = 0; trial < 12; ++trial) {
+    const int64_t c = random_dim(gen, 2, 5), multiplier = random_dim(gen, 1, 3);  // groups > 1: depthwise
+    const int64_t k = 2 * random_dim(gen, 1, 2) + 1, stride = random_dim(gen, 1, 3), dilation = random_dim(gen, 1, 2);
+    const int64_t extent = dilation * (k - 1) + 1;  // the pads keep every output extent >= 1
+    const int64_t h = 2 * random_dim(gen, extent / 2, 16) + 1, w = 2 * random_dim(gen, extent / 2, 16) + 1;
+    const Ints pads{random_dim(gen, 0, k / 2), random_dim(gen, 0, k / 2), random_dim(gen, 0, k / 2),
+                    random_dim(gen, 0, k / 2)};
+    both({random_dim(gen, 1, 3), c, h, w, c * multiplier, k, k, c, {stride, random_dim(gen, 1, 2)}, pads,
+          {dilation, 1}});
+  }
+  both({3, 8, 4, 4, 8, 3, 3, 8, {1, 1}, {1, 1, 1, 1}, {1, 1}});    // MobileNetV2 features.15-17 at 128 px
+  both({2, 8, 8, 8, 8, 3, 3, 8, {2, 2}, {1, 1, 1, 1}, {1, 1}});    // features.14
+  both({2, 4, 9, 7, 8, 3, 3, 4, {2, 2}, {0, 1, 1, 0}, {1, 1}});    // odd extents, TF-style same padding
+  both({1, 2, 150, 140, 2, 3, 3, 2, {1, 1}, {1, 1, 1, 1}, {1, 1}});  // beyond the stack scratch: by rows
+  both({1, 2, 150, 141, 4, 3, 3, 2, {2, 2}, {1, 1, 1, 1}, {1, 1}});
+  both({2, 3, 9, 21, 3, 3, 17, 3, {1, 1}, {1, 8, 1, 8}, {1, 1}});    // kernel wider than 16: by rows
 }
 
 TEST_CASE("cpu Conv2dGradBias and SumToShape match ref on the patterns backward passes use", "[ops][cpu][grad]") {
@@ -161,6 +197,34 @@ TEST_CASE("cpu MaxPool2dGrad and AvgPool2dGrad match ref", "[ops][cpu][grad]") {
         check(c);
       }
     }
+  }
+}
+
+// MaxPool2dGrad scans the unclipped windows of an output row together in vector lanes (in blocks
+// of 16, the extra lanes reading on into the next row), and the rest one by one: on planes wide
+// enough for both, with ties everywhere (values on a grid of four) and NaN and -inf mixed in, each
+// window must pick ref's element — the first maximum, or the last NaN — and dx match ref.
+TEST_CASE("cpu MaxPool2dGrad picks ref's element on ties, NaN and -inf", "[ops][cpu][grad]") {
+  std::mt19937 gen(16);
+  uint32_t seed = 1600;
+  const std::vector<PoolShape> shapes = {
+      {{2, 3, 33, 47}, {3, 3}, {2, 2}, {1, 1, 1, 1}, false},    // ResNet's stem pooling, odd extents
+      {{1, 2, 64, 64}, {3, 3}, {2, 2}, {1, 1, 1, 1}, false},    // 31 windows per row: lanes past the row
+      {{2, 2, 20, 37}, {2, 2}, {2, 2}, {0, 0, 0, 0}, false},
+      {{1, 2, 19, 40}, {3, 3}, {1, 1}, {1, 1, 1, 1}, false},    // stride 1
+      {{1, 1, 9, 70}, {5, 4}, {3, 3}, {2, 1, 2, 2}, true},      // another stride, ceil_mode
+  };
+  for (const PoolShape& s : shapes) {
+    INFO("x " << shape_str(s.x) << " kernel " << s.kernel[0] << "x" << s.kernel[1]);
+    std::vector<float> x(static_cast<size_t>(numel(s.x)));
+    for (float& v : x) {
+      const int64_t r = random_dim(gen, 0, 99);
+      v = r == 0 ? std::numeric_limits<float>::quiet_NaN()
+                 : r == 1 ? -std::numeric_limits<float>::infinity() : static_cast<float>(r % 4);
+    }
+    for (size_t i = 0; i < x.size() / 16; ++i) x[i] = -std::numeric_limits<float>::infinity();  // all -inf windows
+    check({"MaxPool2dGrad", {input(s.dy(), ++seed), values(s.x, x)}, s.attrs()});
+    check({"MaxPool2dGrad", {input(s.dy(), ++seed), values(s.x, x)}, s.attrs()}, kCpu, 1);
   }
 }
 
