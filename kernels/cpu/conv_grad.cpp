@@ -1,12 +1,16 @@
 // Conv2dGradInput and Conv2dGradWeight on the cpu backend: prepare picks the first way that can
-// run the op (conv_grad_kernel.hpp): direct loops for a depthwise layer, else im2col/col2im +
-// sgemm. An op neither takes (a grouped convolution built without OpenBLAS) runs on ref.
+// run the op (conv_grad_kernel.hpp): direct loops for a depthwise layer; for the input gradient of
+// a frozen weight, an XNNPACK deconvolution where it is the faster (conv_grad_xnnpack.hpp); else
+// im2col/col2im + sgemm. An op none takes (a grouped convolution built without OpenBLAS) runs on
+// ref.
 #include <new>
 #include <string>
 
 #include "kernels/cpu/conv_grad_kernel.hpp"
+#include "kernels/cpu/conv_grad_xnnpack.hpp"
 #include "kernels/cpu/cpu_families.hpp"
 #include "kernels/cpu/cpu_util.hpp"
+#include "kernels/cpu/thread_pool.hpp"
 
 namespace pock::cpu {
 namespace {
@@ -39,6 +43,11 @@ Status grad_input_prepare(const pock_op_desc& op, KernelScope& scope, void** sta
   if (!conv_grad_input_geometry(op, &g)) return bad_shapes(op);
   Status status;
   std::unique_ptr<ConvKernel> kernel = make_depthwise_conv_grad_input(op, g, cpu_depthwise_grad_loops(), &status);
+  // A frozen weight: XNNPACK packs it once; where its deconvolution is not the faster, or does not
+  // take the shape, the gemm way runs the op.
+  if (!kernel && status.is_ok() && is_constant(op.inputs[1]) &&
+      xnnpack_conv_grad_input_preferred(g, thread_count(thread_pool_for(op.num_threads))))
+    kernel = make_xnnpack_conv_grad_input(op, g, scope, &status);
   if (!kernel && status.is_ok()) kernel = make_gemm_conv_grad_input(op, g, scope, &status);
   POCK_RETURN_IF_ERROR(status);
   return adopt(op, std::move(kernel), state);

@@ -6,74 +6,11 @@
 // so XNNPACK must not reallocate its indirection buffer).
 #include <catch2/catch.hpp>
 
-#include <atomic>
-#include <cerrno>
-#include <cstddef>
 #include <functional>
 #include <vector>
 
 #include "compiler/small_cnn.hpp"
-
-// Counting needs glibc's __libc_* entry points, and a sanitizer owns malloc itself.
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#define POCK_COUNT_MALLOC 1
-#endif
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocations{0};
-
-void count() {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
-}
-
-long allocations_during(const std::function<void()>& body) {
-  g_allocations = 0;
-  g_counting = true;
-  body();
-  g_counting = false;
-  return g_allocations.load();
-}
-}  // namespace
-
-#ifdef POCK_COUNT_MALLOC
-extern "C" {
-void* __libc_malloc(size_t size);
-void* __libc_calloc(size_t n, size_t size);
-void* __libc_realloc(void* p, size_t size);
-void* __libc_memalign(size_t alignment, size_t size);
-void __libc_free(void* p);
-
-void* malloc(size_t size) {
-  count();
-  return __libc_malloc(size);
-}
-void* calloc(size_t n, size_t size) {
-  count();
-  return __libc_calloc(n, size);
-}
-void* realloc(void* p, size_t size) {
-  count();
-  return __libc_realloc(p, size);
-}
-void* memalign(size_t alignment, size_t size) {
-  count();
-  return __libc_memalign(alignment, size);
-}
-void* aligned_alloc(size_t alignment, size_t size) {
-  count();
-  return __libc_memalign(alignment, size);
-}
-int posix_memalign(void** out, size_t alignment, size_t size) {
-  count();
-  void* p = __libc_memalign(alignment, size);
-  if (!p) return ENOMEM;
-  *out = p;
-  return 0;
-}
-void free(void* p) { __libc_free(p); }
-}
-#endif
+#include "support/counting_malloc.hpp"
 
 using namespace pock;
 
@@ -99,7 +36,7 @@ TEST_CASE("the malloc counter sees allocations (the test can fail)", "[cpu][allo
   WARN("skipped: malloc can only be counted on glibc without a sanitizer");
 #else
   static void* volatile escaped = nullptr;  // volatile: the allocation cannot be elided
-  const long n = allocations_during([] {
+  const long n = pock::test::mallocs_during([] {
     escaped = std::malloc(100);
     std::free(escaped);
   });
@@ -119,7 +56,7 @@ TEST_CASE("frozen convolutions on cpu allocate nothing from the first infer on",
     INFO("threads " << threads);
     with_engine(blob, threads, [](Engine& engine) {
       Status status;
-      const long n = allocations_during([&] {
+      const long n = pock::test::mallocs_during([&] {
         for (int s = 0; s < 3 && status.is_ok(); ++s) status = engine.infer();
       });
       INFO(status.to_string());
@@ -142,7 +79,7 @@ TEST_CASE("frozen convolutions on cpu allocate nothing in train steps and infers
     with_engine(blob, threads, [](Engine& engine) {
       REQUIRE(engine.train_step().is_ok());  // the first step may warm up lazily (OpenBLAS for the head)
       Status status;
-      const long n = allocations_during([&] {
+      const long n = pock::test::mallocs_during([&] {
         for (int s = 0; s < 3 && status.is_ok(); ++s) {
           auto loss = engine.train_step();
           status = loss.status();
