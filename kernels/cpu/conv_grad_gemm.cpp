@@ -4,7 +4,9 @@
 //   weight: dw_g[k, K] += dy_g[k, P] cols[K, P]ᵀ over the images, k = the group's computed channels
 // The input gradient is the paper's transposed convolution written as a GEMM whose result is
 // folded back (col2im), so it needs no flipped copy of the weight and works for a trainable w.
-// A 1x1, stride-1, unpadded convolution skips the unfolding: the planes are the matrix.
+// A 1x1, stride-1, unpadded convolution skips the unfolding: the planes are the matrix; on small
+// planes the batch's planes are gathered side by side so that one GEMM serves the whole batch
+// (pointwise_batch.hpp).
 #include "kernels/cpu/conv_grad_kernel.hpp"
 
 #ifdef POCK_HAVE_OPENBLAS
@@ -14,6 +16,7 @@
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/conv_unfold.hpp"
 #include "kernels/cpu/cpu_util.hpp"
+#include "kernels/cpu/pointwise_batch.hpp"
 #include "kernels/cpu/thread_pool.hpp"
 
 namespace pock::cpu {
@@ -29,9 +32,17 @@ int blas_int(int64_t v) { return static_cast<int>(std::max<int64_t>(v, 1)); }
 class GemmConvGrad : public ConvKernel {
  public:
   GemmConvGrad(const ConvGeometry& g, int32_t num_threads, KernelScope& scope)
-      : g_(g), pool_(thread_pool_for(num_threads)), identity_(unfold_is_identity(g)), scope_(&scope) {}
+      : g_(g),
+        pool_(thread_pool_for(num_threads)),
+        identity_(unfold_is_identity(g)),
+        batched_(identity_ && g.groups == 1 && use_batched_pointwise(g.batch, g.out_plane())),
+        scope_(&scope) {}
 
   Status init() {
+    if (batched_) {
+      const size_t floats = static_cast<size_t>((g_.in_channels + g_.out_channels) * g_.batch * g_.out_plane());
+      return scope_->reserve_scratch(floats * sizeof(float), "Conv2d gradient batched planes");
+    }
     if (identity_) return Status::ok();
     return scope_->reserve_scratch(static_cast<size_t>(k() * g_.out_plane()) * sizeof(float),
                                    "Conv2d gradient columns");
@@ -50,9 +61,15 @@ class GemmConvGrad : public ConvKernel {
   }
   int64_t w_offset(int64_t group) const { return group * g_.out_per_group() * k(); }
 
+  // The batched form's scratch: x's (or dx's) planes [C, N*P], then dy's [O, N*P].
+  float* x_planes() const { return cols(); }
+  float* dy_planes() const { return cols() + g_.in_channels * g_.batch * g_.out_plane(); }
+  int cols_n() const { return blas_int(g_.batch * g_.out_plane()); }
+
   ConvGeometry g_;
   pthreadpool_t pool_;
   bool identity_;
+  bool batched_;  // 1x1 on small planes: one GEMM over the batch (pointwise_batch.hpp)
   KernelScope* scope_;
 };
 
@@ -65,6 +82,14 @@ class GemmConvGradInput final : public GemmConvGrad {
     const float* w = c.in_data<float>(1);
     float* dx = c.out_data<float>(0);
     const int64_t plane = g_.out_plane(), og = g_.out_per_group();
+    if (batched_) {  // dx' [C, N*P] = wᵀ [C, O] dy' [O, N*P]
+      gather_planes(dy, dy_planes(), g_.batch, g_.out_channels, plane, pool_);
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, blas_int(g_.in_channels), cols_n(),
+                  blas_int(g_.out_channels), 1.0f, w, blas_int(g_.in_channels), dy_planes(), cols_n(), 0.0f,
+                  x_planes(), cols_n());
+      scatter_planes(x_planes(), dx, g_.batch, g_.in_channels, plane, pool_);
+      return Status::ok();
+    }
     for (int64_t n = 0; n < g_.batch; ++n) {
       for (int64_t group = 0; group < g_.groups; ++group) {
         float* dcols = identity_ ? dx + x_offset(n, group) : cols();
@@ -89,6 +114,13 @@ class GemmConvGradWeight final : public GemmConvGrad {
     float* dw = c.out_data<float>(0);
     const int64_t plane = g_.out_plane(), og = g_.out_per_group();
     if (g_.batch == 0) std::fill(dw, dw + channels_ * k(), 0.0f);
+    if (batched_ && g_.batch > 0) {  // dw [rows, C] = dy' [rows, N*P] x'ᵀ [N*P, C]
+      gather_planes(x, x_planes(), g_.batch, g_.in_channels, plane, pool_);
+      gather_planes(dy, dy_planes(), g_.batch, g_.out_channels, plane, pool_);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blas_int(std::min(og, channels_)), blas_int(k()), cols_n(),
+                  1.0f, dy_planes(), cols_n(), x_planes(), cols_n(), 0.0f, dw, blas_int(k()));
+      return Status::ok();
+    }
     for (int64_t group = 0; group < g_.groups; ++group) {
       // Partial-channel updates: only the group's channels below `channels_` are computed.
       const int64_t rows = std::min(og, channels_ - group * og);
@@ -112,7 +144,7 @@ class GemmConvGradWeight final : public GemmConvGrad {
 };
 
 bool fits(const ConvGeometry& g) {
-  return fits_blas_int(g.out_per_group()) && fits_blas_int(g.out_plane()) &&
+  return fits_blas_int(g.out_per_group()) && fits_blas_int(g.out_plane() * std::max<int64_t>(g.batch, 1)) &&
          fits_blas_int(g.in_per_group() * g.kernel_h * g.kernel_w);
 }
 

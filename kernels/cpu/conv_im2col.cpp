@@ -2,7 +2,10 @@
 // [C/g * kh * kw, Ho * Wo] matrix (im2col) in the engine's shared scratch, and OpenBLAS computes
 // Y[O/g, Ho*Wo] = W[O/g, C/g*kh*kw] * cols. The OIHW weight already is that row-major W, so it is
 // read in place on every run — nothing to repack when it is trainable. A 1x1, stride-1, unpadded
-// convolution skips im2col: the input planes are the matrix.
+// convolution skips im2col: the input planes are the matrix. On small planes (the late layers of
+// MobileNetV2: 4x4 and 8x8) a GEMM per image has only 16-64 columns, which OpenBLAS runs far
+// below its peak; there the planes of the whole batch are gathered into one [C, N * H * W]
+// matrix in scratch and one GEMM serves the batch (batched_pointwise_, pointwise_batch.hpp).
 #include "kernels/cpu/conv_kernel.hpp"
 
 #ifdef POCK_HAVE_OPENBLAS
@@ -12,6 +15,7 @@
 #include "kernels/cpu/activation_epilogue.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/cpu_util.hpp"
+#include "kernels/cpu/pointwise_batch.hpp"
 #include "kernels/cpu/thread_pool.hpp"
 
 namespace pock::cpu {
@@ -27,9 +31,14 @@ class Im2colConv final : public ConvKernel {
     rows_ = g.in_per_group() * g.kernel_h * g.kernel_w;
     pointwise_ = g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_top == 0 &&
                  g.pad_left == 0 && g.pad_bottom == 0 && g.pad_right == 0;
+    batched_pointwise_ = pointwise_ && g.groups == 1 && use_batched_pointwise(g.batch, g.out_plane());
   }
 
   Status init() {
+    if (batched_pointwise_) {
+      const size_t floats = static_cast<size_t>((g_.in_channels + g_.out_channels) * g_.batch * g_.out_plane());
+      return scope_->reserve_scratch(floats * sizeof(float), "Conv2d batched pointwise scratch");
+    }
     if (pointwise_) return Status::ok();
     return scope_->reserve_scratch(static_cast<size_t>(rows_ * g_.out_plane()) * sizeof(float), "Conv2d im2col scratch");
   }
@@ -39,6 +48,10 @@ class Im2colConv final : public ConvKernel {
     const float* w = c.in_data<float>(1);
     const float* bias = g_.has_bias ? c.in_data<float>(2) : nullptr;
     float* y = c.out_data<float>(0);
+    if (batched_pointwise_) {
+      run_batched_pointwise(x, w, bias, y);
+      return Status::ok();
+    }
     const int64_t og = g_.out_per_group(), cg = g_.in_per_group();
     const int64_t plane = g_.out_plane();
     for (int64_t n = 0; n < g_.batch; ++n) {
@@ -68,6 +81,22 @@ class Im2colConv final : public ConvKernel {
  private:
   // Read at run time: the region may move while later ops are prepared.
   float* cols() const { return reinterpret_cast<float*>(scope_->scratch()); }
+
+  // Y' [O, N*P] = W [O, C] * X' [C, N*P], X' and Y' the batch's planes side by side in scratch.
+  void run_batched_pointwise(const float* x, const float* w, const float* bias, float* y) const {
+    const int64_t plane = g_.out_plane(), cols_n = g_.batch * plane;
+    float* xs = cols();
+    float* ys = xs + g_.in_channels * cols_n;
+    gather_planes(x, xs, g_.batch, g_.in_channels, plane, pool_);
+    for (int64_t o = 0; o < g_.out_channels; ++o) {
+      std::fill(ys + o * cols_n, ys + (o + 1) * cols_n, bias ? bias[o] : 0.0f);
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(g_.out_channels), static_cast<int>(cols_n),
+                static_cast<int>(g_.in_channels), 1.0f, w, static_cast<int>(g_.in_channels), xs,
+                static_cast<int>(cols_n), 1.0f, ys, static_cast<int>(cols_n));
+    apply_activation_inplace(g_.activation, ys, g_.out_channels * cols_n);
+    scatter_planes(ys, y, g_.batch, g_.out_channels, plane, pool_);
+  }
 
   // cols[(c * kh + ky) * kw + kx][oy * Wo + ox] = x[c][iy][ix], zero where the window is in padding.
   void im2col(const float* x) const {
@@ -100,6 +129,7 @@ class Im2colConv final : public ConvKernel {
   pthreadpool_t pool_;
   int64_t rows_ = 0;  // C/g * kh * kw: the GEMM's K
   bool pointwise_ = false;
+  bool batched_pointwise_ = false;
   KernelScope* scope_;
 };
 
@@ -108,7 +138,7 @@ class Im2colConv final : public ConvKernel {
 std::unique_ptr<ConvKernel> make_im2col_conv(const pock_op_desc& op, const ConvGeometry& g, KernelScope& scope,
                                              Status* status) {
   *status = Status::ok();
-  if (!fits_blas_int(g.out_per_group()) || !fits_blas_int(g.out_plane()) ||
+  if (!fits_blas_int(g.out_per_group()) || !fits_blas_int(g.out_plane() * g.batch) ||
       !fits_blas_int(g.in_per_group() * g.kernel_h * g.kernel_w)) {
     return nullptr;
   }
