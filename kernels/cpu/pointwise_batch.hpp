@@ -15,32 +15,32 @@ namespace pock::cpu {
 // MobileNetV2's layers: at 32x32 and up the per-image GEMMs are wide enough already).
 inline bool use_batched_pointwise(int64_t batch, int64_t plane) { return batch > 1 && plane <= 256; }
 
-// dst[c][n][p] = src[n][c][p]
-inline void gather_planes(const float* src, float* dst, int64_t batch, int64_t channels, int64_t plane,
-                          pthreadpool_t pool) {
+// Copies whole planes between the image-major [N, C, P] and channel-major [C, N, P] orders.
+inline void transpose_planes(const float* src, float* dst, int64_t batch, int64_t channels, int64_t plane,
+                             bool to_channel_major, pthreadpool_t pool) {
   const size_t tasks = static_cast<size_t>(channels);
   parallel_for(pool, tasks, balanced_tile(pool, tasks, 16), [&](size_t begin, size_t end) {
     for (size_t c = begin; c < end; ++c) {
       for (int64_t n = 0; n < batch; ++n) {
-        std::memcpy(dst + (static_cast<int64_t>(c) * batch + n) * plane,
-                    src + (n * channels + static_cast<int64_t>(c)) * plane, static_cast<size_t>(plane) * sizeof(float));
+        const int64_t image_major = (n * channels + static_cast<int64_t>(c)) * plane;
+        const int64_t channel_major = (static_cast<int64_t>(c) * batch + n) * plane;
+        std::memcpy(dst + (to_channel_major ? channel_major : image_major),
+                    src + (to_channel_major ? image_major : channel_major), static_cast<size_t>(plane) * sizeof(float));
       }
     }
   });
 }
 
+// dst[c][n][p] = src[n][c][p]
+inline void gather_planes(const float* src, float* dst, int64_t batch, int64_t channels, int64_t plane,
+                          pthreadpool_t pool) {
+  transpose_planes(src, dst, batch, channels, plane, true, pool);
+}
+
 // dst[n][c][p] = src[c][n][p]
 inline void scatter_planes(const float* src, float* dst, int64_t batch, int64_t channels, int64_t plane,
                            pthreadpool_t pool) {
-  const size_t tasks = static_cast<size_t>(channels);
-  parallel_for(pool, tasks, balanced_tile(pool, tasks, 16), [&](size_t begin, size_t end) {
-    for (size_t c = begin; c < end; ++c) {
-      for (int64_t n = 0; n < batch; ++n) {
-        std::memcpy(dst + (n * channels + static_cast<int64_t>(c)) * plane,
-                    src + (static_cast<int64_t>(c) * batch + n) * plane, static_cast<size_t>(plane) * sizeof(float));
-      }
-    }
-  });
+  transpose_planes(src, dst, batch, channels, plane, false, pool);
 }
 
 }  // namespace pock::cpu
