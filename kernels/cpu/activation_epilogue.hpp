@@ -16,6 +16,21 @@ inline std::optional<Activation> activation_of(const pock_op_desc& op) {
   return parse_activation(c.attr_string("activation", "none"));
 }
 
+// The activation as a clamp [lo, hi], for kernels that fold it into their own loops; they write
+// it as two selects so that NaN passes through, as the activation kernels let it.
+struct Clamp {
+  float lo, hi;
+};
+
+inline Clamp clamp_of(Activation a) {
+  switch (a) {
+    case Activation::kRelu: return {0.0f, __builtin_inff()};
+    case Activation::kRelu6: return {0.0f, 6.0f};
+    case Activation::kNone: break;
+  }
+  return {-__builtin_inff(), __builtin_inff()};
+}
+
 // y[i] = activation(y[i]) over n elements; vectorized, same values as the Relu / Relu6 kernels.
 void apply_activation_inplace(Activation activation, float* y, int64_t n);
 

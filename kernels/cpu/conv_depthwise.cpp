@@ -29,12 +29,6 @@ POCK_SIMD_CLONES void scaled_accumulate(float w, const float* x, int64_t stride,
   }
 }
 
-// The activation as a clamp [lo, hi]; written as selects so that NaN passes through, as in the
-// activation kernels.
-struct Clamp {
-  float lo, hi;
-};
-
 POCK_SIMD_INLINE float clamp(float v, Clamp c) {
   v = v < c.lo ? c.lo : v;
   return v > c.hi ? c.hi : v;
@@ -84,15 +78,6 @@ POCK_SIMD_CLONES void row3x3_stride2(const float* r0, const float* r1, const flo
 
 // Smallest integer >= a / b for b > 0 (C++ division truncates toward zero).
 int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
-
-Clamp clamp_of(Activation a) {
-  switch (a) {
-    case Activation::kRelu: return {0.0f, __builtin_inff()};
-    case Activation::kRelu6: return {0.0f, 6.0f};
-    case Activation::kNone: break;
-  }
-  return {-__builtin_inff(), __builtin_inff()};
-}
 
 class DepthwiseConv final : public ConvKernel {
  public:

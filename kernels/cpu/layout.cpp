@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "kernels/cpu/activation_epilogue.hpp"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define POCK_LAYOUT_X86 1
@@ -16,20 +18,6 @@ namespace {
 
 // Square tiles keep both the reads and the writes of a transpose within a few cache lines.
 constexpr int64_t kTile = 16;
-
-// What a tile applies to each output element after the bias: the fused activation as a clamp.
-struct Clamp {
-  float lo, hi;
-};
-
-Clamp clamp_of(Activation a) {
-  switch (a) {
-    case Activation::kRelu: return {0.0f, __builtin_inff()};
-    case Activation::kRelu6: return {0.0f, 6.0f};
-    case Activation::kNone: break;
-  }
-  return {-__builtin_inff(), __builtin_inff()};
-}
 
 // dst[c][r] = clamp(src[r][c] + add[c]) for a rows x cols block; `add` may be null. The clamp is
 // written as two selects so that NaN passes through, as the activation kernels let it.
