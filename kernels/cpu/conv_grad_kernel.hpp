@@ -2,8 +2,11 @@
 // op at prepare, like conv.cpp does for the forward op; each is built with its scratch reserved so
 // that run() never allocates.
 //   depthwise — one input channel per group: direct loops over NCHW, no library
+//   xnnpack   — the input gradient of a frozen weight, where measured faster: a deconvolution
+//               (conv_grad_xnnpack.hpp; the weight is packed once, it cannot change)
 //   gemm      — anything else: im2col / col2im around OpenBLAS sgemm
-// Both read w, x and dy on every run: nothing is packed that training could change.
+// The depthwise and gemm ways read w, x and dy on every run: nothing is packed that training
+// could change.
 #pragma once
 #include <memory>
 
@@ -31,31 +34,11 @@ const DepthwiseGradLoops& cpu_depthwise_grad_loops();
 // the columns that read no padding), for a backend that brings only two row loops:
 //   scatter(w, x, y, stride, n): y[i * stride] += w * x[i] for i in [0, n)
 //   dot(x, stride, y, n):        the sum of x[i * stride] * y[i] for i in [0, n), as float
-template <typename Scatter>
-inline void depthwise_input_plane_by_rows(const ConvGeometry& g, const float* dy, const float* w, float* dx,
-                                          Scatter scatter) {
-  for (int64_t i = 0; i < g.in_plane(); ++i) dx[i] = 0.0f;
-  for (int64_t m = 0; m < g.out_per_group(); ++m) {
-    const float* dym = dy + m * g.out_plane();
-    const float* wm = w + m * g.kernel_h * g.kernel_w;
-    for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
-      const TapColumns t = tap_columns(g, kx);
-      if (t.begin >= t.end) continue;
-      for (int64_t ky = 0; ky < g.kernel_h; ++ky) {
-        for (int64_t oy = 0; oy < g.out_h; ++oy) {
-          const int64_t iy = tap_row(g, oy, ky);
-          if (iy < 0) continue;
-          scatter(wm[ky * g.kernel_w + kx], dym + oy * g.out_w + t.begin,
-                  dx + iy * g.in_w + t.begin * g.stride_w + t.shift, g.stride_w, t.end - t.begin);
-        }
-      }
-    }
-  }
-}
-
-template <typename Dot>
-inline void depthwise_weight_plane_by_rows(const ConvGeometry& g, const float* x, const float* dy, double* sums,
-                                           Dot dot) {
+// Calls f(tap, in_offset, out_offset, n) for every (tap, output row) pair: the tap ky * kw + kx
+// reads input elements in_offset + i * stride_w against output elements out_offset + i of the
+// plane, for i in [0, n), with the columns that would read padding clipped once per tap.
+template <typename F>
+inline void for_each_tap_row(const ConvGeometry& g, F&& f) {
   for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
     const TapColumns t = tap_columns(g, kx);
     if (t.begin >= t.end) continue;
@@ -63,12 +46,32 @@ inline void depthwise_weight_plane_by_rows(const ConvGeometry& g, const float* x
       for (int64_t oy = 0; oy < g.out_h; ++oy) {
         const int64_t iy = tap_row(g, oy, ky);
         if (iy < 0) continue;
-        // Rows summed in f32 lanes, rows added in double: long batches stay exact.
-        sums[ky * g.kernel_w + kx] += dot(x + iy * g.in_w + t.begin * g.stride_w + t.shift, g.stride_w,
-                                          dy + oy * g.out_w + t.begin, t.end - t.begin);
+        f(ky * g.kernel_w + kx, iy * g.in_w + t.begin * g.stride_w + t.shift, oy * g.out_w + t.begin, t.end - t.begin);
       }
     }
   }
+}
+
+template <typename Scatter>
+inline void depthwise_input_plane_by_rows(const ConvGeometry& g, const float* dy, const float* w, float* dx,
+                                          Scatter scatter) {
+  for (int64_t i = 0; i < g.in_plane(); ++i) dx[i] = 0.0f;
+  for (int64_t m = 0; m < g.out_per_group(); ++m) {
+    const float* dym = dy + m * g.out_plane();
+    const float* wm = w + m * g.kernel_h * g.kernel_w;
+    for_each_tap_row(g, [&](int64_t tap, int64_t in, int64_t out, int64_t n) {
+      scatter(wm[tap], dym + out, dx + in, g.stride_w, n);
+    });
+  }
+}
+
+template <typename Dot>
+inline void depthwise_weight_plane_by_rows(const ConvGeometry& g, const float* x, const float* dy, double* sums,
+                                           Dot dot) {
+  // Rows summed in f32 lanes, rows added in double: long batches stay exact.
+  for_each_tap_row(g, [&](int64_t tap, int64_t in, int64_t out, int64_t n) {
+    sums[tap] += dot(x + in, g.stride_w, dy + out, n);
+  });
 }
 
 // Each returns nullptr with an OK status when it cannot run this op, so that the caller can try
