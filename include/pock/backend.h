@@ -7,7 +7,14 @@
  * which fills `out` (after checking out->abi_version / struct_size set by the caller).
  * Rules: nothing throws across this boundary; every call that can fail returns a pock_status and
  * leaves a message for last_error(); members marked optional may be NULL.
- * A later version appends members and raises POCK_BACKEND_ABI_VERSION; it never reorders them. */
+ * A later version appends members and raises POCK_BACKEND_ABI_VERSION; it never reorders them.
+ *
+ * Memory spaces. A backend that sets alloc, free and copy keeps tensors in a memory space of its
+ * own (GPU memory, a DSP's buffers) that the host must not touch: the runtime allocates that
+ * space's arena and persistent region through alloc, moves bytes only through copy (at the points
+ * the compiler scheduled, and for the caller's get/set of parameters and checkpoints), and gives the
+ * backend only ops whose tensors all live in its space (memory_space POCK_MEMORY_DEVICE). A backend
+ * that leaves alloc NULL runs on host memory. docs/backend-abi.md has the whole contract. */
 #ifndef POCK_BACKEND_H_
 #define POCK_BACKEND_H_
 
@@ -20,6 +27,11 @@ extern "C" {
 #define POCK_BACKEND_ABI_VERSION 1
 
 typedef enum pock_memory_space { POCK_MEMORY_HOST = 0, POCK_MEMORY_DEVICE = 1 } pock_memory_space;
+
+/* copy()'s direction argument. */
+typedef enum pock_copy_direction {
+  POCK_COPY_HOST_TO_DEVICE = 0, POCK_COPY_DEVICE_TO_HOST = 1, POCK_COPY_DEVICE_TO_DEVICE = 2
+} pock_copy_direction;
 
 typedef struct pock_tensor_desc {
   pock_dtype dtype;
@@ -83,7 +95,8 @@ typedef struct pock_backend_v1 {
   /* Buffers in the backend's memory space. Optional for host-memory backends. */
   void* (*alloc)(void* context, size_t nbytes, size_t alignment);
   void (*free)(void* context, void* ptr);
-  /* direction: 0 host->backend, 1 backend->host, 2 backend->backend. Optional for host backends. */
+  /* direction: pock_copy_direction (0 host->backend, 1 backend->host, 2 backend->backend). Optional for host backends.
+   * Setting all three makes the backend own a memory space (see the top of this file). */
   pock_status (*copy)(void* context, void* dst, const void* src, size_t nbytes, int32_t direction);
 
   /* Message of the last failure; valid until the next call. Required. */
@@ -98,6 +111,13 @@ typedef struct pock_backend_v1 {
  * backend holds for the ops it prepared (staging, im2col columns), reported by `pockc inspect`. */
 #define POCK_EXT_WORKSPACE_BYTES "pock_workspace_bytes"
 typedef size_t (*pock_workspace_bytes_fn)(void* context);
+
+/* Extension "pock_all_finite" (optional, device backends): 1 when every value of a buffer in the
+ * backend's memory is finite, 0 when some is NaN or Inf, negative on failure. The runtime checks
+ * the trained parameters after each step with it; without it, a device backend's parameters are
+ * checked through the loss alone. */
+#define POCK_EXT_ALL_FINITE "pock_all_finite"
+typedef int32_t (*pock_all_finite_fn)(void* context, const void* data, size_t nbytes, pock_dtype dtype);
 
 typedef pock_status (*pock_backend_init_v1_fn)(pock_backend_v1* out);
 #define POCK_BACKEND_INIT_SYMBOL "pock_backend_init_v1"

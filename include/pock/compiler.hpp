@@ -55,6 +55,10 @@ Result<Recipe> load_recipe(const std::string& path);
 
 struct CompileOptions {
   std::string backend;         // preferred backend recorded per op ("" = heuristic)
+  // Backend plugins whose capabilities the compiler may place ops by (the same libraries the app
+  // will load; see pock_engine_options::backend_plugins). A plugin that keeps tensors in memory of
+  // its own gets its ops' tensors planned there, with Copy ops where a tensor crosses over.
+  std::vector<std::string> backend_plugins;
   bool optimize = true;        // fusion, folding, DCE, CSE
   bool reorder_updates = true; // apply each parameter's update as soon as its gradient is ready
   bool memory_schedule = true; // reorder each function's nodes to lower its arena peak (never raises it)

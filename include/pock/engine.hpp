@@ -13,6 +13,15 @@ struct EngineConfig {
   int num_threads = 0;             // 0: one per core
   bool rollback_on_failure = true; // a failed train step restores the weights
   std::string backend;             // preferred backend; empty: as the blob says
+  std::vector<std::string> backend_plugins;  // plugin libraries to load (see pock_engine_options)
+};
+
+// One backend of an open engine (pock_backend_info, with owned strings).
+struct BackendInfo {
+  std::string name, library;
+  Status status;  // ok: usable
+  int ops_bound = 0;
+  bool own_memory = false;
 };
 
 class Engine {
@@ -81,6 +90,18 @@ class Engine {
   }
   Status save_checkpoint(const std::string& path) { return wrap(pock_engine_save_checkpoint(e_, path.c_str())); }
   Status load_checkpoint(const std::string& path) { return wrap(pock_engine_load_checkpoint(e_, path.c_str())); }
+  // Built-in backends, then every plugin asked for, loaded or not.
+  std::vector<BackendInfo> backends() {
+    std::vector<BackendInfo> out;
+    for (int32_t i = 0; i < pock_engine_backend_count(e_); ++i) {
+      pock_backend_info b{};
+      b.struct_size = sizeof b;
+      if (pock_engine_backend_info(e_, i, &b) != POCK_OK) break;
+      out.push_back({b.name, b.library, b.status == POCK_OK ? Status::ok() : Status(static_cast<Code>(b.status), b.message),
+                     b.ops_bound, b.own_memory != 0});
+    }
+    return out;
+  }
   pock_engine* handle() { return e_; }
 
  private:
@@ -95,6 +116,10 @@ class Engine {
     o.num_threads = options.num_threads;
     o.rollback_on_failure = options.rollback_on_failure ? 1 : 0;
     o.backend = options.backend.empty() ? nullptr : options.backend.c_str();
+    std::vector<const char*> plugins;
+    for (const std::string& p : options.backend_plugins) plugins.push_back(p.c_str());
+    plugins.push_back(nullptr);
+    o.backend_plugins = plugins.data();
     pock_engine* e = nullptr;
     const pock_status s = fn(&o, &e);
     if (s != POCK_OK) return Status(static_cast<Code>(s), pock_last_open_error());

@@ -86,6 +86,8 @@ struct Node {
   std::vector<TensorId> outputs;
   Attrs attrs;
   Phase phase = Phase::kForward;
+  // Backend the compiler placed the node on (src/compiler/placement); "" until placement runs.
+  std::string backend;
 };
 
 }  // namespace pock

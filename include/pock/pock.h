@@ -27,7 +27,9 @@ typedef enum pock_status {
   POCK_ERR_NUMERICAL = 7,        /* NaN or Inf in the loss or a gradient; weights were kept */
   POCK_ERR_IO = 8,               /* a file could not be read, written or renamed */
   POCK_ERR_NOT_FOUND = 9,        /* no tensor, parameter or function of that name */
-  POCK_ERR_INTERNAL = 10         /* a broken invariant: please report it */
+  POCK_ERR_INTERNAL = 10,        /* a broken invariant: please report it */
+  POCK_ERR_BACKEND = 11          /* a backend plugin could not be loaded (missing library or symbol,
+                                    wrong ABI version, init failed) or failed on its device */
 } pock_status;
 
 typedef enum pock_dtype {
@@ -42,6 +44,12 @@ typedef struct pock_engine_options {
   int32_t num_threads;    /* 0: one per core */
   int32_t rollback_on_failure; /* non-zero (default): a failed train step restores the weights */
   const char* backend;    /* preferred backend ("ref", "cpu", ...); NULL: as the blob says */
+  /* Backend plugins to load, a NULL-terminated list (NULL: none). An entry containing '/' is a
+   * path to a shared library; any other entry is a file name looked up in the directories of the
+   * POCK_BACKEND_PATH environment variable (':'-separated), then by the system's loader. A plugin
+   * that cannot be loaded is reported (pock_engine_backend_info) and skipped: opening fails only
+   * when some op of the blob then has no backend that can run it. */
+  const char* const* backend_plugins;
 } pock_engine_options;
 
 #define POCK_TENSOR_MAX_RANK 8
@@ -89,6 +97,20 @@ pock_status pock_engine_get_parameter(pock_engine* engine, const char* name, voi
                                       size_t nbytes);
 pock_status pock_engine_set_parameter(pock_engine* engine, const char* name, const void* data,
                                       size_t nbytes);
+
+/* The backends an engine knows: built-in ones, then each plugin it was asked to load, whether
+ * the load succeeded or not. Strings stay valid until the engine closes. */
+typedef struct pock_backend_info {
+  uint32_t struct_size;  /* set by the caller: sizeof(pock_backend_info) */
+  const char* name;      /* backend name ("cpu", "hexagon"); a failed plugin: the entry given */
+  const char* library;   /* resolved path of a plugin's library; "" for a built-in backend */
+  pock_status status;    /* POCK_OK: usable; else why not (see message) */
+  const char* message;   /* "" when usable */
+  int32_t ops_bound;     /* ops of the blob bound to it */
+  int32_t own_memory;    /* 1: it keeps tensors in a memory space of its own (a device) */
+} pock_backend_info;
+int32_t pock_engine_backend_count(const pock_engine* engine);
+pock_status pock_engine_backend_info(pock_engine* engine, int32_t index, pock_backend_info* info);
 
 /* Checkpoint = trainable parameters + optimizer state + step, written atomically. */
 pock_status pock_engine_save_checkpoint(pock_engine* engine, const char* path);

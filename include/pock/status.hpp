@@ -21,6 +21,7 @@ enum class Code : int {
   kIo = POCK_ERR_IO,
   kNotFound = POCK_ERR_NOT_FOUND,
   kInternal = POCK_ERR_INTERNAL,
+  kBackend = POCK_ERR_BACKEND,
 };
 
 const char* code_name(Code code);

@@ -17,4 +17,6 @@ const KernelTable& cpu_kernels() {
   return table;
 }
 
+pock_status builtin_backend_init_cpu(pock_backend_v1* out) { return fill_table_backend(out, "cpu", &cpu_kernels()); }
+
 }  // namespace pock

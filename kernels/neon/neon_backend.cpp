@@ -20,4 +20,6 @@ const KernelTable& neon_kernels() {
   return table;
 }
 
+pock_status builtin_backend_init_neon(pock_backend_v1* out) { return fill_table_backend(out, "neon", &neon_kernels()); }
+
 }  // namespace pock

@@ -18,4 +18,6 @@ const KernelTable& ref_kernels() {
   return table;
 }
 
+pock_status builtin_backend_init_ref(pock_backend_v1* out) { return fill_table_backend(out, "ref", &ref_kernels()); }
+
 }  // namespace pock

@@ -246,7 +246,7 @@ void add_for_every_dtype(KernelTable& t, const char* op) {
 }  // namespace
 
 void register_ref_shape(KernelTable& t) {
-  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}) add_for_every_dtype(t, op, copy_bytes);
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Copy"}) add_for_every_dtype(t, op, copy_bytes);
   add_for_every_dtype(t, "Concat", concat);
   add_for_every_dtype(t, "Split", split);
   add_for_every_dtype<TransposeKernel>(t, "Transpose");

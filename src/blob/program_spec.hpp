@@ -25,6 +25,8 @@ struct TensorSpec {
   uint64_t init_offset = 0;
   bool checkpointed = false;
   int64_t channels = -1;
+  uint8_t space = 0;      // 0: host; k: ProgramSpec::spaces[k - 1]
+  bool constant = false;  // never written while an engine runs (blob weights and their device replicas)
   bool operator==(const TensorSpec&) const = default;
 };
 
@@ -48,6 +50,15 @@ struct FunctionSpec {
   bool operator==(const FunctionSpec&) const = default;
 };
 
+// A memory space of a backend that keeps tensors in memory of its own: its persistent region
+// and arena, allocated through that backend when the engine opens.
+struct MemorySpaceSpec {
+  std::string backend;
+  uint64_t arena_bytes = 0;
+  uint64_t persistent_bytes = 0;
+  bool operator==(const MemorySpaceSpec&) const = default;
+};
+
 struct ProgramSpec {
   std::vector<TensorSpec> tensors;
   std::vector<OpSpec> ops;
@@ -55,6 +66,7 @@ struct ProgramSpec {
   uint64_t arena_bytes = 0;
   uint64_t persistent_bytes = 0;
   int32_t step_tensor = -1;
+  std::vector<MemorySpaceSpec> spaces;  // besides the host's; empty for a host-only program
   std::string metadata;
   std::vector<uint8_t> weights;  // the weights section, 64-byte aligned offsets
   bool operator==(const ProgramSpec&) const = default;

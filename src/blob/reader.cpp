@@ -1,6 +1,7 @@
 #include "blob/reader.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -81,6 +82,15 @@ bool aligned_vector(const flatbuffers::Vector<T>* v) {
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+size_t num_spaces(const fb::Program& p) { return 1 + vsize(p.spaces()); }
+
+// Size of a tensor's region: the host's from the program, a device space's from its entry.
+uint64_t region_bytes(const fb::Program& p, uint8_t space, fb::Storage storage) {
+  if (space == 0) return storage == fb::Storage::Arena ? p.arena_bytes() : p.persistent_bytes();
+  const fb::MemorySpace* s = p.spaces()->Get(space - 1u);
+  return storage == fb::Storage::Arena ? s->arena_bytes() : s->persistent_bytes();
+}
+
 Status check_tensor(const fb::Tensor& t, size_t index, const fb::Program& p, uint64_t weights_size) {
   const std::string where = "tensor " + std::to_string(index) + " '" + t.name()->str() + "'";
   if (t.dtype() >= kNumDTypes) return bad(where + ": unknown dtype " + std::to_string(t.dtype()));
@@ -100,12 +110,17 @@ Status check_tensor(const fb::Tensor& t, size_t index, const fb::Program& p, uin
     return bad(where + ": nbytes " + std::to_string(t.nbytes()) + " does not match its shape and dtype");
   }
   if (t.offset() % esize != 0) return bad(where + ": offset is not aligned to its dtype");
+  if (t.space() >= num_spaces(p)) return bad(where + ": memory space " + std::to_string(t.space()) + " does not exist");
   uint64_t limit = 0;
   const char* region = "";
   switch (t.storage()) {
-    case fb::Storage::Weights: limit = weights_size; region = "weights section"; break;
-    case fb::Storage::Persistent: limit = p.persistent_bytes(); region = "persistent region"; break;
-    case fb::Storage::Arena: limit = p.arena_bytes(); region = "arena"; break;
+    case fb::Storage::Weights:
+      if (t.space() != 0) return bad(where + ": blob weights are host memory, not memory space " + std::to_string(t.space()));
+      limit = weights_size;
+      region = "weights section";
+      break;
+    case fb::Storage::Persistent: limit = region_bytes(p, t.space(), t.storage()); region = "persistent region"; break;
+    case fb::Storage::Arena: limit = region_bytes(p, t.space(), t.storage()); region = "arena"; break;
     default: return bad(where + ": unknown storage");
   }
   if (!in_bounds(t.offset(), t.nbytes(), limit)) {
@@ -168,12 +183,26 @@ Status check_op(const fb::Op& o, size_t index, const fb::Program& p) {
   for (size_t i = 0; i < vsize(o.outputs()); ++i) {
     const int32_t id = o.outputs()->Get(static_cast<flatbuffers::uoffset_t>(i));
     if (id < 0 || static_cast<size_t>(id) >= ntensors) return bad(where + ": output " + std::to_string(i) + " is out of range");
-    if (p.tensors()->Get(static_cast<flatbuffers::uoffset_t>(id))->storage() == fb::Storage::Weights) {
+    const fb::Tensor* out = p.tensors()->Get(static_cast<flatbuffers::uoffset_t>(id));
+    if (out->storage() == fb::Storage::Weights || out->constant()) {
       return bad(where + ": output " + std::to_string(i) + " is a read-only weight");
     }
   }
   if (o.attrs()) {
     for (const fb::Attr* a : *o.attrs()) POCK_RETURN_IF_ERROR(check_attr(*a, where));
+  }
+  // A kernel sees the tensors of one memory space; only a Copy moves bytes between two.
+  if (o.op()->string_view() != "Copy") {
+    int space = -1;
+    for (const auto* list : {o.inputs(), o.outputs()}) {
+      for (size_t i = 0; i < vsize(list); ++i) {
+        const int32_t id = list->Get(static_cast<flatbuffers::uoffset_t>(i));
+        if (id < 0) continue;
+        const int s = p.tensors()->Get(static_cast<flatbuffers::uoffset_t>(id))->space();
+        if (space >= 0 && s != space) return bad(where + ": reads or writes tensors of two memory spaces");
+        space = s;
+      }
+    }
   }
   std::vector<TensorType> outs;
   const Attrs attrs = to_attrs(o.attrs());
@@ -208,16 +237,18 @@ Status check_function(const fb::Function& f, const fb::Program& p) {
     for (size_t i = 0; i < vsize(list); ++i) {
       const int32_t id = list->Get(static_cast<flatbuffers::uoffset_t>(i));
       if (id < 0 || static_cast<size_t>(id) >= ntensors) return bad(where + ": signature tensor out of range");
-      if (p.tensors()->Get(static_cast<flatbuffers::uoffset_t>(id))->storage() != fb::Storage::Persistent) {
-        return bad(where + ": signature tensor is not in the persistent region");
+      const fb::Tensor* t = p.tensors()->Get(static_cast<flatbuffers::uoffset_t>(id));
+      if (t->storage() != fb::Storage::Persistent || t->space() != 0) {
+        return bad(where + ": signature tensor is not in the persistent region of host memory");
       }
     }
   }
   if (f.loss() != -1) {
     if (f.loss() < 0 || static_cast<size_t>(f.loss()) >= ntensors) return bad(where + ": loss tensor out of range");
     const fb::Tensor* t = p.tensors()->Get(static_cast<flatbuffers::uoffset_t>(f.loss()));
-    if (t->dtype() != static_cast<uint8_t>(DType::kF32) || t->nbytes() != 4 || t->storage() != fb::Storage::Persistent) {
-      return bad(where + ": loss must be a persistent f32 scalar");
+    if (t->dtype() != static_cast<uint8_t>(DType::kF32) || t->nbytes() != 4 || t->storage() != fb::Storage::Persistent ||
+        t->space() != 0) {
+      return bad(where + ": loss must be a persistent f32 scalar in host memory");
     }
   }
   if (f.arena_bytes() > p.arena_bytes()) return bad(where + ": arena larger than the program's");
@@ -243,25 +274,38 @@ Status open_blob(const uint8_t* data, size_t size, const VerifyOptions& options,
   const fb::Program* p = fb::GetProgram(pdata);
   if (!p->tensors() || !p->ops() || !p->functions()) return bad("program lacks tensors, ops or functions");
   constexpr uint64_t kRegionLimit = uint64_t{1} << 48;
-  if (p->arena_bytes() > kRegionLimit || p->persistent_bytes() > kRegionLimit) return bad("region size is absurd");
-  uint64_t arena_end = 0, persistent_end = 0;  // bytes the tensors of each region reach
+  constexpr size_t kMaxSpaces = 255;  // Tensor.space is a byte
+  if (vsize(p->spaces()) > kMaxSpaces - 1) return bad("too many memory spaces");
+  const size_t spaces = num_spaces(*p);
+  for (size_t s = 0; s < spaces; ++s) {
+    for (fb::Storage storage : {fb::Storage::Arena, fb::Storage::Persistent}) {
+      if (region_bytes(*p, static_cast<uint8_t>(s), storage) > kRegionLimit) return bad("region size is absurd");
+    }
+  }
+  // Bytes the tensors of each region reach: [space][0 arena, 1 persistent].
+  std::vector<std::array<uint64_t, 2>> ends(spaces, {0, 0});
   for (size_t i = 0; i < p->tensors()->size(); ++i) {
     const fb::Tensor& t = *p->tensors()->Get(static_cast<flatbuffers::uoffset_t>(i));
     POCK_RETURN_IF_ERROR(check_tensor(t, i, *p, ws->size));
     const uint64_t end = t.offset() + t.nbytes();  // in bounds, so no overflow
-    if (t.storage() == fb::Storage::Arena) arena_end = std::max(arena_end, end);
-    if (t.storage() == fb::Storage::Persistent) persistent_end = std::max(persistent_end, end);
+    if (t.storage() == fb::Storage::Arena) ends[t.space()][0] = std::max(ends[t.space()][0], end);
+    if (t.storage() == fb::Storage::Persistent) ends[t.space()][1] = std::max(ends[t.space()][1], end);
   }
   // A region larger than its tensors need would only make the engine allocate (and zero) memory
   // for nothing: one corrupt size field must not cost gigabytes at load.
   constexpr uint64_t kRegionRounding = 64;  // the planner may round a region up to 64 bytes
-  if (p->arena_bytes() > align_up(arena_end, kRegionRounding)) {
-    return bad("arena of " + std::to_string(p->arena_bytes()) + " bytes is larger than its tensors need (" +
-               std::to_string(arena_end) + ")");
-  }
-  if (p->persistent_bytes() > align_up(persistent_end, kRegionRounding)) {
-    return bad("persistent region of " + std::to_string(p->persistent_bytes()) +
-               " bytes is larger than its tensors need (" + std::to_string(persistent_end) + ")");
+  for (size_t s = 0; s < spaces; ++s) {
+    const std::string space = s == 0 ? "" : " of memory space " + std::to_string(s);
+    const uint64_t arena = region_bytes(*p, static_cast<uint8_t>(s), fb::Storage::Arena);
+    const uint64_t persistent = region_bytes(*p, static_cast<uint8_t>(s), fb::Storage::Persistent);
+    if (arena > align_up(ends[s][0], kRegionRounding)) {
+      return bad("arena" + space + " of " + std::to_string(arena) + " bytes is larger than its tensors need (" +
+                 std::to_string(ends[s][0]) + ")");
+    }
+    if (persistent > align_up(ends[s][1], kRegionRounding)) {
+      return bad("persistent region" + space + " of " + std::to_string(persistent) +
+                 " bytes is larger than its tensors need (" + std::to_string(ends[s][1]) + ")");
+    }
   }
   for (size_t i = 0; i < p->ops()->size(); ++i) {
     const fb::Op* o = p->ops()->Get(static_cast<flatbuffers::uoffset_t>(i));
@@ -278,8 +322,9 @@ Status open_blob(const uint8_t* data, size_t size, const VerifyOptions& options,
   if (p->step_tensor() != -1) {
     if (p->step_tensor() < 0 || static_cast<size_t>(p->step_tensor()) >= p->tensors()->size()) return bad("step tensor out of range");
     const fb::Tensor* t = p->tensors()->Get(static_cast<flatbuffers::uoffset_t>(p->step_tensor()));
-    if (t->dtype() != static_cast<uint8_t>(DType::kI64) || t->nbytes() != 8 || t->storage() != fb::Storage::Persistent) {
-      return bad("step tensor must be a persistent i64 scalar");
+    if (t->dtype() != static_cast<uint8_t>(DType::kI64) || t->nbytes() != 8 || t->storage() != fb::Storage::Persistent ||
+        t->space() != 0) {
+      return bad("step tensor must be a persistent i64 scalar in host memory");
     }
   }
   view->program = p;
@@ -305,6 +350,8 @@ Result<ProgramSpec> read_program_spec(const BlobView& view, bool with_weights) {
     s.init_offset = t->init_offset();
     s.checkpointed = t->checkpointed();
     s.channels = t->channels();
+    s.space = t->space();
+    s.constant = t->constant();
     spec.tensors.push_back(std::move(s));
   }
   for (const fb::Op* o : *p->ops()) {
@@ -330,6 +377,11 @@ Result<ProgramSpec> read_program_spec(const BlobView& view, bool with_weights) {
   spec.arena_bytes = p->arena_bytes();
   spec.persistent_bytes = p->persistent_bytes();
   spec.step_tensor = p->step_tensor();
+  if (p->spaces()) {
+    for (const fb::MemorySpace* s : *p->spaces()) {
+      spec.spaces.push_back({s->backend()->str(), s->arena_bytes(), s->persistent_bytes()});
+    }
+  }
   if (p->metadata()) spec.metadata = p->metadata()->str();
   if (with_weights) spec.weights.assign(view.weights, view.weights + view.weights_size);
   return spec;

@@ -47,7 +47,7 @@ std::vector<uint8_t> build_program(const ProgramSpec& spec) {
     auto shape = fbb.CreateVector(t.shape);
     tensors.push_back(fb::CreateTensor(fbb, name, static_cast<uint8_t>(t.dtype), shape, static_cast<uint8_t>(t.kind),
                                        t.trainable, static_cast<fb::Storage>(t.storage), t.offset, t.nbytes,
-                                       t.init_offset, t.has_init, t.checkpointed, t.channels));
+                                       t.init_offset, t.has_init, t.checkpointed, t.channels, t.space, t.constant));
   }
   std::vector<flatbuffers::Offset<fb::Op>> ops;
   ops.reserve(spec.ops.size());
@@ -74,7 +74,15 @@ std::vector<uint8_t> build_program(const ProgramSpec& spec) {
   auto ov = fbb.CreateVector(ops);
   auto fv = fbb.CreateVector(functions);
   auto meta = fbb.CreateString(spec.metadata);
-  auto root = fb::CreateProgram(fbb, tv, ov, fv, spec.arena_bytes, spec.persistent_bytes, spec.step_tensor, meta);
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::MemorySpace>>> sv;
+  if (!spec.spaces.empty()) {  // a host-only blob stays byte-identical to one from before memory spaces
+    std::vector<flatbuffers::Offset<fb::MemorySpace>> spaces;
+    for (const MemorySpaceSpec& s : spec.spaces) {
+      spaces.push_back(fb::CreateMemorySpace(fbb, fbb.CreateString(s.backend), s.arena_bytes, s.persistent_bytes));
+    }
+    sv = fbb.CreateVector(spaces);
+  }
+  auto root = fb::CreateProgram(fbb, tv, ov, fv, spec.arena_bytes, spec.persistent_bytes, spec.step_tensor, meta, sv);
   fbb.Finish(root, fb::ProgramIdentifier());
   return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }

@@ -4,19 +4,21 @@
 
 #include "compiler/backend_profile.hpp"
 #include "compiler/spec_op_desc.hpp"
-#include "runtime/backend_list.hpp"
+#include "runtime/backend_set.hpp"
 
 namespace pock {
-namespace {
 
-// The heuristic's pick: highest supports_op score, earlier in the list on ties (as the runtime
-// binds); "" when no backend of this build claims the op.
-Result<std::string> best_scoring_backend(const std::vector<BackendHandle>& backends, const ProgramSpec& spec,
-                                         const OpSpec& op) {
+Result<std::string> best_scoring_backend(const std::vector<pock_backend_v1*>& backends, const ProgramSpec& spec,
+                                         const OpSpec& op, bool host_only) {
   POCK_ASSIGN_OR_RETURN(SpecOpDesc d, SpecOpDesc::describe(spec, op, 0));
   std::string best_name;
   int32_t best = 0;
-  for (const BackendHandle& b : backends) {
+  for (pock_backend_v1* b : backends) {
+    const bool device = owns_memory(*b);
+    if (device && host_only) continue;
+    const uint32_t space = device ? POCK_MEMORY_DEVICE : POCK_MEMORY_HOST;
+    for (size_t i = 0; i < d.num_inputs(); ++i) d.input(i).memory_space = space;
+    for (size_t i = 0; i < d.num_outputs(); ++i) d.output(i).memory_space = space;
     const int32_t score = b->supports_op(b->context, &d.desc());
     if (score > best) {
       best = score;
@@ -26,9 +28,8 @@ Result<std::string> best_scoring_backend(const std::vector<BackendHandle>& backe
   return best_name;
 }
 
-}  // namespace
-
-Status choose_backends(const CompileOptions& options, ProgramSpec* spec, BackendChoiceSummary* summary) {
+Status choose_backends(const CompileOptions& options, const std::vector<pock_backend_v1*>& backends, ProgramSpec* spec,
+                       BackendChoiceSummary* summary) {
   BackendChoiceSummary sum;
   sum.profile = options.profile_path;
   std::unordered_map<std::string, std::string> measured;
@@ -36,7 +37,6 @@ Status choose_backends(const CompileOptions& options, ProgramSpec* spec, Backend
     POCK_ASSIGN_OR_RETURN(BackendProfile profile, load_backend_profile(options.profile_path));
     measured = fastest_backends(profile);
   }
-  const std::vector<BackendHandle> backends = make_backends("");
   for (OpSpec& op : spec->ops) {
     if (!measured.empty()) {
       auto it = measured.find(op_signature(*spec, op));
@@ -51,7 +51,7 @@ Status choose_backends(const CompileOptions& options, ProgramSpec* spec, Backend
       ++sum.requested;
       continue;
     }
-    POCK_ASSIGN_OR_RETURN(op.backend, best_scoring_backend(backends, *spec, op));
+    POCK_ASSIGN_OR_RETURN(op.backend, best_scoring_backend(backends, *spec, op, false));
     ++(op.backend.empty() ? sum.undecided : sum.heuristic);
   }
   if (summary) *summary = sum;

@@ -4,7 +4,10 @@
 #include <cstdint>
 #include <string>
 
+#include <vector>
+
 #include "blob/program_spec.hpp"
+#include "pock/backend.h"
 #include "pock/compiler.hpp"
 
 namespace pock {
@@ -21,10 +24,16 @@ struct BackendChoiceSummary {
 // Sets OpSpec::backend of every op of `spec`, first rule that applies:
 //  1. the profile (CompileOptions::profile_path) measured the op's signature: its fastest backend;
 //  2. CompileOptions::backend, when given;
-//  3. heuristic: the backend of this build that claims the op with the highest score — cpu where
-//     its table has a kernel that accepts the op's dtypes, shapes and attributes, else ref. This is
-//     what the runtime would bind anyway; recording it makes the choice visible and explicit.
+//  3. heuristic: of `backends` (built-ins and loaded plugins, as their capability description —
+//     supports_op — tells), the one that claims the op with the highest score; earlier on ties.
+//     A backend with memory of its own is asked about the op with its tensors in that memory.
 // A profile that cannot be read or parsed is an error naming the file.
-Status choose_backends(const CompileOptions& options, ProgramSpec* spec, BackendChoiceSummary* summary);
+Status choose_backends(const CompileOptions& options, const std::vector<pock_backend_v1*>& backends, ProgramSpec* spec,
+                       BackendChoiceSummary* summary);
+
+// The heuristic alone, for one op; with `host_only`, among the backends that work on host memory.
+// "" when none claims it.
+Result<std::string> best_scoring_backend(const std::vector<pock_backend_v1*>& backends, const ProgramSpec& spec,
+                                         const OpSpec& op, bool host_only);
 
 }  // namespace pock

@@ -4,6 +4,8 @@
 #include "blob/writer.hpp"
 #include "compiler/emit.hpp"
 #include "compiler/passes/passes.hpp"
+#include "compiler/placement/place_ops.hpp"
+#include "runtime/backend_set.hpp"
 #include "compiler/training.hpp"
 #include "pock/compiler.hpp"
 
@@ -37,8 +39,16 @@ Result<std::vector<uint8_t>> compile(const Graph& model, const Recipe* recipe, c
   program.functions.push_back(build_infer_function(model));
   if (recipe) POCK_RETURN_IF_ERROR(build_training_functions(program, *recipe, options));
   POCK_RETURN_IF_ERROR(run_passes(program, options));
+  const BackendSet backends = BackendSet::open(options.backend_plugins);
+  for (const BackendEntry& e : backends.entries()) {
+    // The compiler places ops by what the plugins say they run: one that cannot be loaded here
+    // would silently change the placement, so it is an error.
+    if (!e.status.is_ok()) return e.status;
+  }
+  PlacementSummary placement;
+  POCK_RETURN_IF_ERROR(place_ops(program, options, backends.usable(), &placement));
   ProgramSpec spec;
-  POCK_RETURN_IF_ERROR(emit_program(program, options, &spec, report));
+  POCK_RETURN_IF_ERROR(emit_program(program, options, &placement, &spec, report));
   std::vector<uint8_t> bytes;
   POCK_RETURN_IF_ERROR(write_blob(spec, &bytes));
   return bytes;

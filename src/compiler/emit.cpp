@@ -19,8 +19,8 @@ char phase_letter(Phase phase) { return "FLBU"[static_cast<int>(phase)]; }
 
 }  // namespace
 
-Status emit_program(const TrainingProgram& program, const CompileOptions& options, ProgramSpec* spec,
-                    CompileReport* report) {
+Status emit_program(const TrainingProgram& program, const CompileOptions&, const PlacementSummary* placement,
+                    ProgramSpec* spec, CompileReport* report) {
   const Graph& g = program.graph;
   const size_t nt = g.num_tensors();
   std::vector<int32_t> remap(nt, -1);
@@ -70,7 +70,8 @@ Status emit_program(const TrainingProgram& program, const CompileOptions& option
 
   spec->tensors.clear();
   spec->tensors.resize(order.size());
-  uint64_t persistent = 0;
+  const size_t num_spaces = 1 + program.memory_spaces.size();
+  std::vector<uint64_t> persistent(num_spaces, 0);  // by memory space
   CompileReport rep;
   for (size_t i = 0; i < order.size(); ++i) {
     const TensorDesc& d = g.tensor(order[i]);
@@ -82,6 +83,7 @@ Status emit_program(const TrainingProgram& program, const CompileOptions& option
     t.trainable = d.trainable;
     t.channels = d.trainable ? d.channels : -1;
     t.nbytes = d.nbytes();
+    t.space = program.space_of(order[i]);
     const bool has_data = d.data && !d.data->empty();
     if (has_data && d.data->size() != t.nbytes) {
       return Status(Code::kInvalidArgument, "tensor '" + d.name + "' holds " + std::to_string(d.data->size()) +
@@ -107,7 +109,11 @@ Status emit_program(const TrainingProgram& program, const CompileOptions& option
         t.checkpointed = true;
         if (order[i] != program.step && read_by_update[order[i]]) rep.optimizer_state_bytes += t.nbytes;
         break;
-      case TensorKind::kConstant: t.storage = Storage::kWeights; break;
+      case TensorKind::kConstant:
+        // A device's replica of a weight lives in that device's persistent region, filled at open.
+        t.storage = t.space == 0 ? Storage::kWeights : Storage::kPersistent;
+        t.constant = t.space != 0;
+        break;
       case TensorKind::kInput: t.storage = Storage::kPersistent; break;
       case TensorKind::kActivation:
       case TensorKind::kOutput:
@@ -123,16 +129,21 @@ Status emit_program(const TrainingProgram& program, const CompileOptions& option
       if (!has_data && t.nbytes) return Status(Code::kInvalidArgument, "parameter or constant '" + d.name + "' has no data");
       t.offset = spec->add_weight(has_data ? d.data->data() : nullptr, t.nbytes);
     } else if (t.storage == Storage::kPersistent) {
-      t.offset = persistent;
-      persistent += align64(t.nbytes);
+      t.offset = persistent[t.space];
+      persistent[t.space] += align64(t.nbytes);
       if (has_data) {
         t.has_init = true;
         t.init_offset = spec->add_weight(d.data->data(), t.nbytes);
       }
     }
   }
-  spec->persistent_bytes = persistent;
-  rep.persistent_bytes = persistent;
+  spec->persistent_bytes = persistent[0];
+  rep.persistent_bytes = persistent[0];
+  spec->spaces.clear();
+  for (size_t s = 1; s < num_spaces; ++s) {
+    spec->spaces.push_back({program.memory_spaces[s - 1], 0, persistent[s]});
+    rep.persistent_bytes += persistent[s];
+  }
   spec->step_tensor = program.step == kNoTensor ? -1 : remap[program.step];
 
   // Ops and per-function arena plans.
@@ -153,41 +164,51 @@ Status emit_program(const TrainingProgram& program, const CompileOptions& option
       op.op = n.op;
       op.name = n.name;
       op.attrs = n.attrs;
+      op.backend = n.backend;
       for (TensorId id : n.inputs) op.inputs.push_back(id == kNoTensor ? -1 : remap[id]);
       for (TensorId id : n.outputs) op.outputs.push_back(remap[id]);
       fs.ops.push_back(static_cast<uint32_t>(spec->ops.size()));
       op_phases.push_back(phase_letter(n.phase));
       spec->ops.push_back(std::move(op));
     }
-    std::vector<bool> in_arena(g.num_tensors(), false);
-    for (size_t id = 0; id < g.num_tensors(); ++id) {
-      in_arena[id] = remap[id] >= 0 && spec->tensors[remap[id]].storage == Storage::kArena;
-    }
-    auto arena = plan_function_arena(g, fn.nodes, in_arena);
-    if (!arena.is_ok()) return Status(arena.status().code(), "function '" + fn.name + "': " + arena.status().message());
-    const MemoryPlan& plan = arena->plan;
-    for (size_t r = 0; r < arena->tensors.size(); ++r) spec->tensors[remap[arena->tensors[r]]].offset = arena->offsets[r];
-    const std::vector<BufferRequest>& requests = arena->lifetimes;
-    fs.arena_bytes = plan.peak;
-    spec->arena_bytes = std::max(spec->arena_bytes, plan.peak);
+    // One arena per memory space: the host's, then each device's.
     const bool headline = fn.name == "train" || (fn.name == "infer" && rep.arena_peak_bytes == 0);
-    if (headline) {
-      rep.arena_peak_bytes = plan.peak;
-      rep.arena_lower_bound_bytes = plan.lower_bound;
-    }
-    // Saved activations: written by a forward (or loss) node, read by a backward or update node.
-    for (const BufferRequest& r : requests) {
-      const Phase made = fn.nodes[r.first].phase;
-      const Phase read = fn.nodes[r.last].phase;
-      const bool forward_made = made == Phase::kForward || made == Phase::kLoss;
-      const bool backward_read = read == Phase::kBackward || read == Phase::kUpdate;
-      if (forward_made && backward_read) rep.saved_activation_bytes += r.size;
+    if (headline) rep.arena_peak_bytes = rep.arena_lower_bound_bytes = 0;
+    for (size_t space = 0; space < num_spaces; ++space) {
+      std::vector<bool> in_arena(g.num_tensors(), false);
+      for (size_t id = 0; id < g.num_tensors(); ++id) {
+        in_arena[id] = remap[id] >= 0 && spec->tensors[remap[id]].storage == Storage::kArena &&
+                       spec->tensors[remap[id]].space == space;
+      }
+      auto arena = plan_function_arena(g, fn.nodes, in_arena);
+      if (!arena.is_ok()) return Status(arena.status().code(), "function '" + fn.name + "': " + arena.status().message());
+      const MemoryPlan& plan = arena->plan;
+      for (size_t r = 0; r < arena->tensors.size(); ++r) spec->tensors[remap[arena->tensors[r]]].offset = arena->offsets[r];
+      if (space == 0) {
+        fs.arena_bytes = plan.peak;
+        spec->arena_bytes = std::max(spec->arena_bytes, plan.peak);
+      } else {
+        uint64_t& bytes = spec->spaces[space - 1].arena_bytes;
+        bytes = std::max(bytes, plan.peak);
+      }
+      if (headline) {
+        rep.arena_peak_bytes += plan.peak;
+        rep.arena_lower_bound_bytes += plan.lower_bound;
+      }
+      // Saved activations: written by a forward (or loss) node, read by a backward or update node.
+      for (const BufferRequest& r : arena->lifetimes) {
+        const Phase made = fn.nodes[r.first].phase;
+        const Phase read = fn.nodes[r.last].phase;
+        const bool forward_made = made == Phase::kForward || made == Phase::kLoss;
+        const bool backward_read = read == Phase::kBackward || read == Phase::kUpdate;
+        if (forward_made && backward_read) rep.saved_activation_bytes += r.size;
+      }
     }
     spec->functions.push_back(std::move(fs));
   }
 
-  BackendChoiceSummary backends;
-  POCK_RETURN_IF_ERROR(choose_backends(options, spec, &backends));
+  const PlacementSummary none;
+  const BackendChoiceSummary& backends = (placement ? *placement : none).choice;
 
   nlohmann::json j;
   j["producer"] = "pockc 0.1";
@@ -204,6 +225,15 @@ Status emit_program(const TrainingProgram& program, const CompileOptions& option
                          {"requested_ops", backends.requested},
                          {"heuristic_ops", backends.heuristic},
                          {"undecided_ops", backends.undecided}};
+  if (!spec->spaces.empty()) {
+    nlohmann::json spaces = nlohmann::json::array();
+    for (const MemorySpaceSpec& s : spec->spaces) {
+      spaces.push_back({{"backend", s.backend}, {"arena_bytes", s.arena_bytes}, {"persistent_bytes", s.persistent_bytes}});
+    }
+    j["memory_spaces"] = spaces;
+    j["copies"] = placement ? placement->copies : 0;
+    j["moved_to_host"] = placement ? placement->moved_to_host : 0;
+  }
   if (!program.metadata.empty()) {
     auto extra = nlohmann::json::parse(program.metadata, nullptr, false);
     if (!extra.is_discarded()) j["source"] = extra;

@@ -24,6 +24,13 @@ struct TrainingProgram {
   std::vector<FunctionDef> functions;
   TensorId step = kNoTensor;  // i64 scalar state tensor advanced by the runtime each train step
   std::string metadata;       // JSON
+  // Memory spaces other than the host's, by the name of the backend that owns each (placement);
+  // tensor_space[id] is 0 for host, k for memory_spaces[k - 1]. Empty: everything is host memory.
+  std::vector<std::string> memory_spaces;
+  std::vector<uint8_t> tensor_space;
+  uint8_t space_of(TensorId id) const {
+    return static_cast<size_t>(id) < tensor_space.size() ? tensor_space[static_cast<size_t>(id)] : 0;
+  }
   FunctionDef* function(const std::string& name) {
     for (auto& f : functions) if (f.name == name) return &f;
     return nullptr;

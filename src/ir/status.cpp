@@ -24,6 +24,7 @@ extern "C" const char* pock_status_string(pock_status status) {
     case POCK_ERR_IO: return "i/o error";
     case POCK_ERR_NOT_FOUND: return "not found";
     case POCK_ERR_INTERNAL: return "internal error";
+    case POCK_ERR_BACKEND: return "backend error";
   }
   return "unknown status";
 }

@@ -1,4 +1,5 @@
 // The C boundary: nothing throws across it; every failure becomes a status and a message.
+#include <cstddef>
 #include <new>
 #include <string>
 
@@ -29,6 +30,11 @@ pock::EngineOptions to_options(const pock_engine_options* o) {
   out.num_threads = o->num_threads;
   out.rollback_on_failure = o->rollback_on_failure != 0;
   if (o->backend) out.backend = o->backend;
+  // Members past the caller's struct_size are absent (an app built against an older header).
+  if (o->struct_size >= offsetof(pock_engine_options, backend_plugins) + sizeof(o->backend_plugins) &&
+      o->backend_plugins) {
+    for (const char* const* p = o->backend_plugins; *p; ++p) out.backend_plugins.emplace_back(*p);
+  }
   return out;
 }
 
@@ -87,6 +93,7 @@ void pock_engine_options_init(pock_engine_options* options) {
   options->num_threads = 0;
   options->rollback_on_failure = 1;
   options->backend = nullptr;
+  options->backend_plugins = nullptr;
 }
 
 pock_status pock_engine_open_file(const char* path, const pock_engine_options* options, pock_engine** out_engine) {
@@ -161,6 +168,33 @@ pock_status pock_engine_set_parameter(pock_engine* e, const char* name, const vo
   return guarded(e, [&] {
     POCK_RETURN_IF_ERROR(need(name, "name"));
     return e->core->set_parameter(name, data, nbytes);
+  });
+}
+
+int32_t pock_engine_backend_count(const pock_engine* e) {
+  return e ? static_cast<int32_t>(e->core->backend_entries().size()) : 0;
+}
+
+pock_status pock_engine_backend_info(pock_engine* e, int32_t index, pock_backend_info* info) {
+  return guarded(e, [&] {
+    POCK_RETURN_IF_ERROR(need(info, "info"));
+    const auto& entries = e->core->backend_entries();
+    if (index < 0 || static_cast<size_t>(index) >= entries.size()) {
+      return pock::Status(pock::Code::kNotFound, "backend index " + std::to_string(index) + " of " +
+                                                     std::to_string(entries.size()));
+    }
+    if (info->struct_size < sizeof(pock_backend_info)) {
+      return pock::Status(pock::Code::kInvalidArgument, "info->struct_size is " + std::to_string(info->struct_size) +
+                                                            "; set it to sizeof(pock_backend_info)");
+    }
+    const pock::BackendEntry& entry = entries[static_cast<size_t>(index)];
+    info->name = entry.name.c_str();
+    info->library = entry.library.c_str();
+    info->status = static_cast<pock_status>(entry.status.code());
+    info->message = entry.status.message().c_str();
+    info->ops_bound = entry.backend ? e->core->ops_bound_to(entry.backend.get()) : 0;
+    info->own_memory = entry.backend && pock::owns_memory(*entry.backend) ? 1 : 0;
+    return pock::Status::ok();
   });
 }
 

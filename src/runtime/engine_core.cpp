@@ -7,7 +7,6 @@
 
 #include "blob/format.hpp"
 #include "program_generated.h"
-#include "runtime/backend_list.hpp"
 #include "runtime/denormals.hpp"
 #include "runtime/kernel.hpp"
 
@@ -122,7 +121,7 @@ void EngineCore::plan_snapshot() {
 }
 
 Status EngineCore::bind_ops() {
-  backends_ = make_backends(options_.backend);
+  backends_ = BackendSet::open(options_.backend_plugins);
   const fb::Program& p = *view_.program;
   ops_.resize(p.ops()->size());
   for (flatbuffers::uoffset_t i = 0; i < p.ops()->size(); ++i) {
@@ -170,23 +169,28 @@ Status EngineCore::bind_ops() {
     const std::string preferred = o.backend() ? o.backend()->str() : "";
     pock_backend_v1* chosen = nullptr;
     int32_t best = 0;
-    for (const BackendPtr& be : backends_) {
+    for (pock_backend_v1* be : backends_.usable()) {
       const int32_t score = be->supports_op(be->context, &b.desc);
       if (score <= 0) continue;
       // The caller's backend (EngineOptions::backend) outranks the blob's, which outranks scores.
       const std::string& wanted = options_.backend.empty() ? preferred : options_.backend;
       if (!wanted.empty() && wanted == be->name) {
-        chosen = be.get();
+        chosen = be;
         break;
       }
       if (score > best) {
         best = score;
-        chosen = be.get();
+        chosen = be;
       }
     }
     if (!chosen) {
-      return Status(Code::kMissingKernel, std::string("no backend has a kernel for op ") + b.desc.op + " '" + b.desc.name +
-                                              "' (" + dtype_name(kernel_key_dtype(b.desc)) + ")");
+      std::string why = std::string("no backend has a kernel for op ") + b.desc.op + " '" + b.desc.name + "' (" +
+                        dtype_name(kernel_key_dtype(b.desc)) + ")";
+      if (!preferred.empty() && !backends_.find(preferred)) why += "; the blob placed it on '" + preferred + "', which is not loaded";
+      for (const BackendEntry& e : backends_.entries()) {
+        if (!e.status.is_ok()) why += "; " + e.status.message();
+      }
+      return Status(Code::kMissingKernel, why);
     }
     const pock_status s = chosen->prepare_op(chosen->context, &b.desc, &b.handle);
     if (s != POCK_OK) {
@@ -376,11 +380,17 @@ std::vector<std::string> EngineCore::op_backends() const {
 
 size_t EngineCore::workspace_bytes() const {
   size_t total = 0;
-  for (const BackendPtr& b : backends_) {
+  for (pock_backend_v1* b : backends_.usable()) {
     void* fn = b->get_proc_address ? b->get_proc_address(b->context, POCK_EXT_WORKSPACE_BYTES) : nullptr;
     if (fn) total += reinterpret_cast<pock_workspace_bytes_fn>(fn)(b->context);
   }
   return total;
+}
+
+int32_t EngineCore::ops_bound_to(const pock_backend_v1* backend) const {
+  int32_t n = 0;
+  for (const BoundOp& b : ops_) n += b.backend == backend ? 1 : 0;
+  return n;
 }
 
 void EngineCore::set_op_timing(bool enabled) {

@@ -10,6 +10,7 @@
 #include "blob/reader.hpp"
 #include "pock/backend.h"
 #include "pock/pock.h"
+#include "runtime/backend_set.hpp"
 #include "runtime/mapped_file.hpp"
 
 namespace pock {
@@ -18,6 +19,7 @@ struct EngineOptions {
   int num_threads = 0;
   bool rollback_on_failure = true;
   std::string backend;  // preferred backend; empty: as the blob says
+  std::vector<std::string> backend_plugins;  // plugin libraries to load (runtime/plugin_loader.hpp)
 };
 
 class EngineCore {
@@ -49,6 +51,9 @@ class EngineCore {
   size_t arena_bytes() const { return arena_.size(); }
   size_t persistent_bytes() const { return persistent_.size(); }
   std::vector<std::string> op_backends() const;  // backend bound to each op
+  // Every backend this engine knows, loaded or not (failed plugins keep their error).
+  const std::vector<BackendEntry>& backend_entries() const { return backends_.entries(); }
+  int32_t ops_bound_to(const pock_backend_v1* backend) const;
   // Scratch the bound backends hold for their kernels (those that report it), in bytes.
   size_t workspace_bytes() const;
   std::vector<std::string> parameter_names() const;
@@ -72,7 +77,6 @@ class EngineCore {
     std::vector<uint32_t> ops;
     int32_t loss = -1;
   };
-  using BackendPtr = std::unique_ptr<pock_backend_v1, void (*)(pock_backend_v1*)>;
 
   EngineCore() = default;
   Status init(const uint8_t* data, size_t size, const EngineOptions& options);
@@ -91,7 +95,7 @@ class EngineCore {
   std::vector<pock_tensor_desc> tensors_;
   std::vector<BoundOp> ops_;
   std::vector<Function> functions_;
-  std::vector<BackendPtr> backends_;
+  BackendSet backends_;
   // Transparent hash: tensor_id(string_view) looks names up without building a std::string, so
   // set_input/read_output by name never allocate inside an app's training loop.
   struct NameHash {

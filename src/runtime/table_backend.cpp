@@ -82,24 +82,23 @@ void* table_get_proc_address(void*, const char* name) {
 
 }  // namespace
 
-std::unique_ptr<pock_backend_v1, void (*)(pock_backend_v1*)> make_table_backend(const char* name,
-                                                                               const KernelTable* table) {
-  auto* b = new pock_backend_v1{};
-  b->abi_version = POCK_BACKEND_ABI_VERSION;
-  b->struct_size = sizeof(pock_backend_v1);
-  b->name = name;
-  b->context = new TableContext{table, {}, {}};
-  b->supports_op = table_supports;
-  b->prepare_op = table_prepare;
-  b->execute_op = table_execute;
-  b->release_op = table_release;
-  b->last_error = table_last_error;
-  b->destroy = table_destroy;
-  b->get_proc_address = table_get_proc_address;
-  return {b, [](pock_backend_v1* p) {
-            if (p->destroy) p->destroy(p->context);
-            delete p;
-          }};
+pock_status fill_table_backend(pock_backend_v1* out, const char* name, const KernelTable* table) {
+  if (!out || out->abi_version < 1 || out->struct_size < sizeof(pock_backend_v1)) return POCK_ERR_INVALID_ARGUMENT;
+  auto* context = new (std::nothrow) TableContext{table, {}, {}};
+  if (!context) return POCK_ERR_OUT_OF_MEMORY;
+  *out = pock_backend_v1{};
+  out->abi_version = POCK_BACKEND_ABI_VERSION;
+  out->struct_size = sizeof(pock_backend_v1);
+  out->name = name;
+  out->context = context;
+  out->supports_op = table_supports;
+  out->prepare_op = table_prepare;
+  out->execute_op = table_execute;
+  out->release_op = table_release;
+  out->last_error = table_last_error;
+  out->destroy = table_destroy;
+  out->get_proc_address = table_get_proc_address;
+  return POCK_OK;
 }
 
 }  // namespace pock

@@ -32,12 +32,13 @@ Status run_tune(const ParsedArgs& args) {
   const std::string out = args.get("--output");
   POCK_ASSIGN_OR_RETURN(OpTimerOptions options, timer_options(args));
   POCK_ASSIGN_OR_RETURN(BlobContents blob, read_blob_contents(path));
-  const std::vector<BackendHandle> backends = make_backends("");
+  const BackendSet set = BackendSet::open({});
+  const std::vector<pock_backend_v1*>& backends = set.usable();
 
   BackendProfile profile;
   profile.threads = options.threads;
   profile.repeats = options.repeats;
-  for (const BackendHandle& b : backends) profile.backends.push_back(b->name);
+  for (pock_backend_v1* b : backends) profile.backends.push_back(b->name);
   // Equal signatures (repeated layers) are measured once; the profile counts how many share it.
   std::unordered_map<std::string, size_t> entry_of;
   std::vector<size_t> first_op;

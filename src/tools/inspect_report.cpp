@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "runtime/backend_list.hpp"
+#include "runtime/backend_set.hpp"
 #include "tools/op_flops.hpp"
 
 namespace pock::tools {

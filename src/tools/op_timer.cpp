@@ -89,7 +89,7 @@ KernelTime time_on(pock_backend_v1& backend, const pock_op_desc& desc, const OpT
 }  // namespace
 
 Result<std::vector<KernelTime>> time_op_on_backends(const ProgramSpec& spec, const OpSpec& op,
-                                                    const std::vector<BackendHandle>& backends,
+                                                    const std::vector<pock_backend_v1*>& backends,
                                                     const OpTimerOptions& options) {
   POCK_ASSIGN_OR_RETURN(SpecOpDesc d, SpecOpDesc::describe(spec, op, options.threads));
   OpBuffers buffers;
@@ -97,7 +97,7 @@ Result<std::vector<KernelTime>> time_op_on_backends(const ProgramSpec& spec, con
   for (size_t i = 0; i < d.num_inputs(); ++i) d.input(i).data = buffers.data(op.inputs[i]);
   for (size_t i = 0; i < d.num_outputs(); ++i) d.output(i).data = buffers.data(op.outputs[i]);
   std::vector<KernelTime> out;
-  for (const BackendHandle& b : backends) {
+  for (pock_backend_v1* b : backends) {
     if (b->supports_op(b->context, &d.desc()) <= 0) continue;
     out.push_back(time_on(*b, d.desc(), options));
   }

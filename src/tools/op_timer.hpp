@@ -7,7 +7,7 @@
 
 #include "blob/program_spec.hpp"
 #include "pock/status.hpp"
-#include "runtime/backend_list.hpp"
+#include "runtime/backend_set.hpp"
 
 namespace pock::tools {
 
@@ -28,7 +28,7 @@ struct KernelTime {
 // One entry per backend whose supports_op claims the op, in `backends` order. Fails only when the
 // op's buffers cannot be set up (bad tensor index, out of memory).
 Result<std::vector<KernelTime>> time_op_on_backends(const ProgramSpec& spec, const OpSpec& op,
-                                                    const std::vector<BackendHandle>& backends,
+                                                    const std::vector<pock_backend_v1*>& backends,
                                                     const OpTimerOptions& options);
 
 }  // namespace pock::tools

@@ -9,7 +9,7 @@
 
 #include "compiler/backend_choice.hpp"
 #include "compiler/backend_profile.hpp"
-#include "runtime/backend_list.hpp"
+#include "runtime/backend_set.hpp"
 #include "runtime/engine_core.hpp"
 #include "small_cnn.hpp"
 

@@ -40,7 +40,7 @@ Result<ProgramSpec> emit_small_graph() {
   program.functions.push_back(infer);
   ProgramSpec spec;
   CompileReport report;
-  POCK_RETURN_IF_ERROR(emit_program(program, CompileOptions{}, &spec, &report));
+  POCK_RETURN_IF_ERROR(emit_program(program, CompileOptions{}, nullptr, &spec, &report));
   return spec;
 }
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/backend_list.hpp"
+#include "runtime/backend_set.hpp"
 #include "support/backend_compare.hpp"
 #include "support/backward_cases.hpp"
 

@@ -23,7 +23,7 @@
 
 #include "compiler/passes/passes.hpp"
 #include "compiler/passes/rewrite_util.hpp"
-#include "kernels/cpu/conv_kernel.hpp"
+#include "runtime/backend_set.hpp"
 
 namespace pock {
 namespace {
@@ -258,13 +258,61 @@ bool rewrite_regions(TrainingProgram& program, FunctionDef& fn, const Regions& r
 
 }  // namespace
 
+namespace {
+
+// Whether some host backend (the requested one, when one is) claims a channels-last Conv2d over
+// a frozen weight with a higher score than the reference loops: asked through supports_op, as the
+// runtime will ask, on a small representative op (ref reads both layouts at score 1).
+bool some_backend_runs_nhwc_conv(const CompileOptions& options) {
+  const BackendSet set = BackendSet::open(options.backend_plugins);
+  pock_tensor_desc x{}, w{}, b{}, y{};
+  auto fill = [](pock_tensor_desc& t, std::initializer_list<int64_t> dims, uint32_t flags) {
+    t.dtype = POCK_F32;
+    t.rank = static_cast<int32_t>(dims.size());
+    t.nbytes = sizeof(float);
+    int r = 0;
+    for (int64_t d : dims) {
+      t.dims[r++] = d;
+      t.nbytes *= static_cast<size_t>(d);
+    }
+    t.flags = flags;
+  };
+  fill(x, {1, 8, 8, 16}, 0);
+  fill(w, {16, 16, 3, 3}, POCK_TENSOR_CONSTANT);
+  fill(b, {16}, POCK_TENSOR_CONSTANT);
+  fill(y, {1, 8, 8, 16}, 0);
+  const pock_tensor_desc inputs[] = {x, w, b};
+  const int64_t ones[] = {1, 1}, pads[] = {1, 1, 1, 1};
+  pock_attr attrs[4] = {};
+  attrs[0] = {"dilations", POCK_ATTR_INTS, 0, 0, "", ones, nullptr, 2};
+  attrs[1] = {"layout", POCK_ATTR_STRING, 0, 0, "NHWC", nullptr, nullptr, 0};
+  attrs[2] = {"pads", POCK_ATTR_INTS, 0, 0, "", pads, nullptr, 4};
+  attrs[3] = {"strides", POCK_ATTR_INTS, 0, 0, "", ones, nullptr, 2};
+  pock_op_desc op{};
+  op.op = "Conv2d";
+  op.name = "layout probe";
+  op.num_inputs = 3;
+  op.inputs = inputs;
+  op.num_outputs = 1;
+  op.outputs = &y;
+  op.num_attrs = 4;
+  op.attrs = attrs;
+  for (pock_backend_v1* backend : set.usable()) {
+    if (owns_memory(*backend)) continue;
+    if (!options.backend.empty() && options.backend != backend->name) continue;
+    if (backend->supports_op(backend->context, &op) > 1) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool layout_pass_applies(const CompileOptions& options) {
   // A profile (pockc tune) measured a blob compiled with this pass, so it names NHWC signatures:
   // the pass runs with one too, and an op the profile sends elsewhere runs there in NHWC (ref
-  // reads both layouts; the cpu backend claims NHWC only for XNNPACK).
+  // reads both layouts).
   if (!options.layout) return false;
-  if (!options.backend.empty() && options.backend != "cpu") return false;
-  return cpu::xnnpack_conv_available();
+  return some_backend_runs_nhwc_conv(options);
 }
 
 LayoutStats choose_layouts(TrainingProgram& program) {

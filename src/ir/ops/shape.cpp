@@ -294,6 +294,9 @@ void register_shape_schemas(SchemaRegistry& r) {
   add(r, "Squeeze", 1, 1, 1, 1, squeeze, "drop size-1 dims listed in axes (absent: all size-1 dims)");
   add(r, "Unsqueeze", 1, 1, 1, 1, unsqueeze, "insert size-1 dims at axes (indices of the output)");
   add(r, "Expand", 1, 1, 1, 1, expand, "broadcast to shape (numpy rules)");
+  // Inserted by the compiler where a tensor crosses memory spaces (host <-> a device backend); the
+  // runtime runs it through the owning backend's copy(), or as a plain copy when both sides are host.
+  add(r, "Copy", 1, 1, 1, 1, schema::same_as_first, "the same bytes in another memory space");
   add(r, "Pad", 1, 1, 1, 1, pad, "constant pad: pads = all begins then all ends (negative crops), value=0");
 }
 

@@ -127,7 +127,7 @@ Status pad(GradContext& ctx) {
 }  // namespace
 
 void register_shape_gradients(GradRegistry& r) {
-  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}) r.add(op, reshape_back);
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Copy"}) r.add(op, reshape_back);
   r.add("Transpose", transpose);
   r.add("Concat", concat);
   r.add("Split", split);
