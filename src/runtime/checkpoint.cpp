@@ -54,12 +54,19 @@ Status EngineCore::save_checkpoint(const std::string& path) const {
   emit_value(program_fingerprint());
   emit_value(step());
   emit_value(static_cast<uint32_t>(checkpointed_.size()));
+  std::vector<uint8_t> staging;  // a tensor in device memory comes to the host through its backend
   for (int32_t id : checkpointed_) {
     const fb::Tensor& t = *view_.program->tensors()->Get(static_cast<flatbuffers::uoffset_t>(id));
     emit_value(static_cast<uint32_t>(t.name()->size()));
     emit(t.name()->data(), t.name()->size());
     emit_value(static_cast<uint64_t>(tensors_[id].nbytes));
-    emit(tensors_[id].data, tensors_[id].nbytes);
+    if (t.space() == 0) {
+      emit(tensors_[id].data, tensors_[id].nbytes);
+      continue;
+    }
+    staging.resize(tensors_[id].nbytes);
+    POCK_RETURN_IF_ERROR(read_tensor(id, staging.data()));
+    emit(staging.data(), staging.size());
   }
   file.write(&crc, sizeof(crc));
   return file.commit();
@@ -102,7 +109,7 @@ Status EngineCore::load_checkpoint(const std::string& path) {
   }
   if (c.left != 0) return bad("trailing bytes");
   if (fingerprint != program_fingerprint()) return bad("was written for a blob with different tensors");
-  for (uint32_t i = 0; i < count; ++i) std::memcpy(tensors_[checkpointed_[i]].data, payloads[i], tensors_[checkpointed_[i]].nbytes);
+  for (uint32_t i = 0; i < count; ++i) POCK_RETURN_IF_ERROR(write_tensor(checkpointed_[i], payloads[i]));
   if (step_) *step_ = step_value;
   return Status::ok();
 }

@@ -11,18 +11,6 @@
 #include "runtime/kernel.hpp"
 
 namespace pock {
-namespace {
-
-uint8_t* region_base(fb::Storage storage, const uint8_t* weights, uint8_t* persistent, uint8_t* arena) {
-  switch (storage) {
-    case fb::Storage::Weights: return const_cast<uint8_t*>(weights);  // read-only: outputs never point here
-    case fb::Storage::Persistent: return persistent;
-    case fb::Storage::Arena: return arena;
-  }
-  return nullptr;
-}
-
-}  // namespace
 
 Result<std::unique_ptr<EngineCore>> EngineCore::open_file(const std::string& path, const EngineOptions& options) {
   std::unique_ptr<EngineCore> engine(new EngineCore());
@@ -52,11 +40,12 @@ Status EngineCore::init(const uint8_t* data, size_t size, const EngineOptions& o
   options_ = options;
   POCK_RETURN_IF_ERROR(open_blob(data, size, VerifyOptions{}, &view_));
   const fb::Program& p = *view_.program;
-  // 64 bytes past the plan: libraries that read whole vectors may read (never use) a few bytes past
-  // a tensor's end (XNNPACK's XNN_EXTRA_BYTES, for the channels-last convolutions that read the
-  // arena directly), and the last tensor of the plan can end where the arena does.
-  POCK_RETURN_IF_ERROR(arena_.allocate(p.arena_bytes() + 64, "arena"));
-  POCK_RETURN_IF_ERROR(persistent_.allocate(p.persistent_bytes(), "persistent region"));
+  backends_ = BackendSet::open(options_.backend_plugins);
+  std::vector<SpaceSizes> sizes{{"", p.arena_bytes(), p.persistent_bytes()}};
+  if (p.spaces()) {
+    for (const fb::MemorySpace* s : *p.spaces()) sizes.push_back({s->backend()->str(), s->arena_bytes(), s->persistent_bytes()});
+  }
+  POCK_RETURN_IF_ERROR(spaces_.allocate(sizes, backends_));
 
   tensors_.resize(p.tensors()->size());
   for (flatbuffers::uoffset_t i = 0; i < p.tensors()->size(); ++i) {
@@ -66,10 +55,15 @@ Status EngineCore::init(const uint8_t* data, size_t size, const EngineOptions& o
     d.rank = t.shape() ? static_cast<int32_t>(t.shape()->size()) : 0;
     for (int r = 0; r < d.rank; ++r) d.dims[r] = t.shape()->Get(static_cast<flatbuffers::uoffset_t>(r));
     d.nbytes = t.nbytes();
-    d.data = region_base(t.storage(), view_.weights, persistent_.data(), arena_.data()) + t.offset();
-    d.memory_space = POCK_MEMORY_HOST;
-    d.flags = t.storage() == fb::Storage::Weights ? uint32_t{POCK_TENSOR_CONSTANT} : 0u;  // blob weights are read-only
-    if (t.has_init()) std::memcpy(d.data, view_.weights + t.init_offset(), t.nbytes());
+    const uint8_t space = t.space();
+    uint8_t* base = t.storage() == fb::Storage::Weights      ? const_cast<uint8_t*>(view_.weights)  // outputs never point here
+                    : t.storage() == fb::Storage::Persistent ? spaces_.persistent(space)
+                                                             : spaces_.arena(space);
+    d.data = base + t.offset();
+    d.memory_space = spaces_.device(space) ? POCK_MEMORY_DEVICE : POCK_MEMORY_HOST;
+    // Blob weights and their device replicas never change while the engine is open.
+    d.flags = t.storage() == fb::Storage::Weights || t.constant() ? uint32_t{POCK_TENSOR_CONSTANT} : 0u;
+    if (t.has_init()) POCK_RETURN_IF_ERROR(spaces_.to_space(space, d.data, view_.weights + t.init_offset(), t.nbytes()));
     by_name_[t.name()->str()] = static_cast<int32_t>(i);
     if (t.checkpointed() && t.storage() == fb::Storage::Persistent) checkpointed_.push_back(static_cast<int32_t>(i));
     if (t.trainable()) trainable_.push_back(static_cast<int32_t>(i));
@@ -86,16 +80,11 @@ Status EngineCore::init(const uint8_t* data, size_t size, const EngineOptions& o
   infer_fn_ = find_function("infer");
   train_fn_ = find_function("train");
   eval_fn_ = find_function("eval");
-  if (train_fn_ >= 0 && options_.rollback_on_failure) {
-    plan_snapshot();
-    uint64_t snapshot_bytes = 0;
-    for (const SnapshotSpan& span : snapshot_spans_) snapshot_bytes += (span.bytes + 63) / 64 * 64;
-    POCK_RETURN_IF_ERROR(snapshot_.allocate(snapshot_bytes, "rollback snapshot"));
-  }
+  if (train_fn_ >= 0 && options_.rollback_on_failure) POCK_RETURN_IF_ERROR(plan_snapshot());
   return bind_ops();
 }
 
-void EngineCore::plan_snapshot() {
+Status EngineCore::plan_snapshot() {
   // A partial-channel update's gradient covers the weight's leading rows only (the update ops'
   // schema): those rows are all a step can write.
   std::unordered_map<int32_t, size_t> written_bytes;
@@ -114,14 +103,42 @@ void EngineCore::plan_snapshot() {
     b = std::max(b, bytes);
   }
   snapshot_spans_.clear();
+  std::vector<uint64_t> bytes_in(spaces_.count(), 0);  // snapshot bytes per memory space
+  auto rounded = [](size_t n) { return (n + 63) / 64 * 64; };
   for (int32_t id : checkpointed_) {
     auto it = written_bytes.find(id);
-    snapshot_spans_.push_back({id, it == written_bytes.end() ? tensors_[static_cast<size_t>(id)].nbytes : it->second});
+    const size_t bytes = it == written_bytes.end() ? tensors_[static_cast<size_t>(id)].nbytes : it->second;
+    const uint8_t space = spaces_.device(space_of(id)) ? space_of(id) : 0;  // host memory is all one
+    snapshot_spans_.push_back({id, bytes, space, reinterpret_cast<uint8_t*>(bytes_in[space])});
+    bytes_in[space] += rounded(bytes);
   }
+  // Each space keeps its snapshot in its own memory, so saving and restoring it copies nothing
+  // across spaces.
+  std::vector<uint8_t*> base(spaces_.count(), nullptr);
+  POCK_RETURN_IF_ERROR(snapshot_.allocate(bytes_in[0], "rollback snapshot"));
+  base[0] = snapshot_.data();
+  for (uint8_t s = 1; s < spaces_.count(); ++s) {
+    if (spaces_.device(s)) POCK_RETURN_IF_ERROR(spaces_.allocate_extra(s, bytes_in[s], &base[s], "rollback snapshot"));
+  }
+  for (SnapshotSpan& span : snapshot_spans_) span.slot = base[span.space] + reinterpret_cast<uintptr_t>(span.slot);
+  return Status::ok();
+}
+
+Status EngineCore::save_snapshot() {
+  for (const SnapshotSpan& span : snapshot_spans_) {
+    POCK_RETURN_IF_ERROR(spaces_.within_space(span.space, span.slot, tensors_[span.tensor].data, span.bytes));
+  }
+  return Status::ok();
+}
+
+Status EngineCore::restore_snapshot() {
+  for (const SnapshotSpan& span : snapshot_spans_) {
+    POCK_RETURN_IF_ERROR(spaces_.within_space(span.space, tensors_[span.tensor].data, span.slot, span.bytes));
+  }
+  return Status::ok();
 }
 
 Status EngineCore::bind_ops() {
-  backends_ = BackendSet::open(options_.backend_plugins);
   const fb::Program& p = *view_.program;
   ops_.resize(p.ops()->size());
   for (flatbuffers::uoffset_t i = 0; i < p.ops()->size(); ++i) {
@@ -165,11 +182,21 @@ Status EngineCore::bind_ops() {
     b.desc.attrs = b.attrs.data();
     b.desc.num_threads = options_.num_threads;
 
-    // The blob's preferred backend wins when it can run the op; otherwise the best score.
+    if (b.desc.op == std::string_view("Copy")) {
+      POCK_RETURN_IF_ERROR(bind_copy(b));
+      continue;
+    }
+    // An op whose tensors live in a device's memory runs on that device; any other op on a
+    // backend that works on host memory. The blob's preferred backend wins when it can run the
+    // op; otherwise the best score.
     const std::string preferred = o.backend() ? o.backend()->str() : "";
+    // The verifier made sure that every tensor of a non-Copy op lives in one space.
+    const int32_t first = nout > 0 ? o.outputs()->Get(0) : -1;
+    pock_backend_v1* device = first >= 0 ? spaces_.device(space_of(first)) : nullptr;
     pock_backend_v1* chosen = nullptr;
     int32_t best = 0;
     for (pock_backend_v1* be : backends_.usable()) {
+      if (device ? be != device : owns_memory(*be)) continue;
       const int32_t score = be->supports_op(be->context, &b.desc);
       if (score <= 0) continue;
       // The caller's backend (EngineOptions::backend) outranks the blob's, which outranks scores.
@@ -182,6 +209,10 @@ Status EngineCore::bind_ops() {
         best = score;
         chosen = be;
       }
+    }
+    if (!chosen && device) {
+      return Status(Code::kMissingKernel, std::string("op ") + b.desc.op + " '" + b.desc.name + "' works on the memory of backend '" +
+                                              device->name + "', which does not run it");
     }
     if (!chosen) {
       std::string why = std::string("no backend has a kernel for op ") + b.desc.op + " '" + b.desc.name + "' (" +
@@ -202,12 +233,41 @@ Status EngineCore::bind_ops() {
   return Status::ok();
 }
 
+Status EngineCore::bind_copy(BoundOp& b) {
+  const fb::Op& o = *view_.program->ops()->Get(static_cast<flatbuffers::uoffset_t>(&b - ops_.data()));
+  const int32_t from = o.inputs() && o.inputs()->size() == 1 ? o.inputs()->Get(0) : -1;
+  if (from < 0) return Status(Code::kInvalidBlob, std::string("Copy '") + b.desc.name + "' has no input");
+  b.copy_from = space_of(from);
+  b.copy_to = space_of(o.outputs()->Get(0));
+  // One side is host memory: the compiler routes device-to-device moves through the host, and a
+  // Copy within one device space would be a plain device copy.
+  if (spaces_.device(b.copy_from) && spaces_.device(b.copy_to) && b.copy_from != b.copy_to) {
+    return Status(Code::kInvalidBlob, std::string("Copy '") + b.desc.name + "' moves bytes between two devices");
+  }
+  return Status::ok();
+}
+
+Status EngineCore::run_copy(const BoundOp& b) const {
+  void* dst = b.outputs[0].data;
+  const void* src = b.inputs[0].data;
+  const size_t n = b.outputs[0].nbytes;
+  if (b.copy_from == b.copy_to) return spaces_.within_space(b.copy_to, dst, src, n);
+  if (spaces_.device(b.copy_to)) return spaces_.to_space(b.copy_to, dst, src, n);
+  return spaces_.from_space(b.copy_from, dst, src, n);
+}
+
 Status EngineCore::run(const Function& fn) {
   using Clock = std::chrono::steady_clock;
   const FlushDenormalsScope flush_denormals;  // see runtime/denormals.hpp
   for (uint32_t index : fn.ops) {
     BoundOp& b = ops_[index];
     const Clock::time_point start = op_timing_ ? Clock::now() : Clock::time_point{};
+    if (!b.backend) {
+      Status copied = run_copy(b);
+      if (op_timing_) op_time_ns_[index] = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+      if (!copied.is_ok()) return Status(copied.code(), std::string("op Copy '") + b.desc.name + "' failed: " + copied.message());
+      continue;
+    }
     const pock_status s = b.backend->execute_op(b.backend->context, b.handle, &b.desc);
     if (op_timing_) op_time_ns_[index] = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
     if (s != POCK_OK) {
@@ -234,6 +294,20 @@ Status EngineCore::check_trainables_finite() const {
   for (int32_t id : trainable_) {
     const pock_tensor_desc& t = tensors_[id];
     if (t.dtype != POCK_F32) continue;
+    if (pock_backend_v1* device = spaces_.device(space_of(id))) {
+      // A device checks its own memory when it can (POCK_EXT_ALL_FINITE); without that the loss
+      // check stands alone for its parameters, since reading them back would be an unplanned copy.
+      void* fn = device->get_proc_address ? device->get_proc_address(device->context, POCK_EXT_ALL_FINITE) : nullptr;
+      const int32_t finite = fn ? reinterpret_cast<pock_all_finite_fn>(fn)(device->context, t.data, t.nbytes, t.dtype) : 1;
+      if (finite < 0) return Status(Code::kBackend, "backend '" + std::string(device->name) + "' could not check parameter '" +
+                                                        view_.program->tensors()->Get(id)->name()->str() + "': " +
+                                                        device->last_error(device->context));
+      if (finite == 0) {
+        return Status(Code::kNumerical, "parameter '" + view_.program->tensors()->Get(id)->name()->str() +
+                                            "' became NaN or Inf: a gradient overflowed");
+      }
+      continue;
+    }
     const float* v = static_cast<const float*>(t.data);
     const size_t n = t.nbytes / sizeof(float);
     float acc = 0.0f;
@@ -250,13 +324,7 @@ Status EngineCore::train_step(float* loss) {
   if (train_fn_ < 0) return Status(Code::kNotFound, "this blob has no training function (compile it with a recipe)");
   const Function& fn = functions_[train_fn_];
   // Snapshot what the step may change so that a failed step leaves the model as it was.
-  if (snapshot_.data()) {
-    uint8_t* dst = snapshot_.data();
-    for (const SnapshotSpan& span : snapshot_spans_) {
-      std::memcpy(dst, tensors_[span.tensor].data, span.bytes);
-      dst += (span.bytes + 63) / 64 * 64;
-    }
-  }
+  POCK_RETURN_IF_ERROR(save_snapshot());
   const int64_t before = step();
   if (step_) *step_ = before + 1;
   Status s = run(fn);
@@ -267,14 +335,11 @@ Status EngineCore::train_step(float* loss) {
   }
   if (s.is_ok()) s = check_trainables_finite();
   if (!s.is_ok()) {
-    if (snapshot_.data()) {
-      const uint8_t* src = snapshot_.data();
-      for (const SnapshotSpan& span : snapshot_spans_) {
-        std::memcpy(tensors_[span.tensor].data, src, span.bytes);
-        src += (span.bytes + 63) / 64 * 64;
-      }
-    }
+    const Status restored = restore_snapshot();
     if (step_) *step_ = before;
+    if (!restored.is_ok()) {
+      return Status(s.code(), s.message() + "; restoring the parameters failed too: " + restored.message());
+    }
     return s;
   }
   if (loss) *loss = value;
@@ -319,7 +384,7 @@ Status EngineCore::set_input(std::string_view name, const void* data, size_t nby
                                             std::to_string(nbytes));
   }
   if (!data && nbytes) return Status(Code::kInvalidArgument, "null data for input '" + std::string(name) + "'");
-  if (nbytes) std::memcpy(tensors_[id].data, data, nbytes);
+  return nbytes ? write_tensor(id, data) : Status::ok();
   return Status::ok();
 }
 
@@ -336,7 +401,7 @@ Status EngineCore::get_output(std::string_view name, void* data, size_t nbytes) 
                                             " bytes, the buffer " + std::to_string(nbytes));
   }
   if (!data && nbytes) return Status(Code::kInvalidArgument, "null buffer for '" + std::string(name) + "'");
-  if (nbytes) std::memcpy(data, tensors_[id].data, nbytes);
+  return nbytes ? read_tensor(id, data) : Status::ok();
   return Status::ok();
 }
 
@@ -362,19 +427,44 @@ Status EngineCore::set_parameter(std::string_view name, const void* data, size_t
                                             std::to_string(tensors_[id].nbytes) + " bytes, got " + std::to_string(nbytes));
   }
   if (!data && nbytes) return Status(Code::kInvalidArgument, "null data for '" + std::string(name) + "'");
-  if (nbytes) std::memcpy(tensors_[id].data, data, nbytes);
+  return nbytes ? write_tensor(id, data) : Status::ok();
   return Status::ok();
 }
 
 void* EngineCore::tensor_data(std::string_view name) {
   const int32_t id = find_tensor(name);
   if (id < 0 || view_.program->tensors()->Get(id)->storage() == fb::Storage::Weights) return nullptr;
+  if (spaces_.device(space_of(id))) return nullptr;  // device memory: only copies reach it
   return tensors_[id].data;
+}
+
+size_t EngineCore::arena_bytes() const { return view_.program->arena_bytes(); }
+size_t EngineCore::persistent_bytes() const { return view_.program->persistent_bytes(); }
+
+uint8_t EngineCore::space_of(int32_t id) const {
+  return view_.program->tensors()->Get(static_cast<flatbuffers::uoffset_t>(id))->space();
+}
+
+Status EngineCore::read_tensor(int32_t id, void* dst) const {
+  const pock_tensor_desc& t = tensors_[static_cast<size_t>(id)];
+  return spaces_.from_space(space_of(id), dst, t.data, t.nbytes);
+}
+
+Status EngineCore::write_tensor(int32_t id, const void* src) {
+  const pock_tensor_desc& t = tensors_[static_cast<size_t>(id)];
+  return spaces_.to_space(space_of(id), t.data, src, t.nbytes);
 }
 
 std::vector<std::string> EngineCore::op_backends() const {
   std::vector<std::string> out;
-  for (const BoundOp& b : ops_) out.push_back(b.backend ? b.backend->name : "");
+  for (const BoundOp& b : ops_) {
+    if (b.backend) {
+      out.push_back(b.backend->name);
+    } else {
+      const uint8_t device = spaces_.device(b.copy_to) ? b.copy_to : b.copy_from;
+      out.push_back(spaces_.device(device) ? "copy:" + spaces_.backend_name(device) : "copy");
+    }
+  }
   return out;
 }
 

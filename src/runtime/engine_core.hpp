@@ -12,6 +12,7 @@
 #include "pock/pock.h"
 #include "runtime/backend_set.hpp"
 #include "runtime/mapped_file.hpp"
+#include "runtime/memory_spaces.hpp"
 
 namespace pock {
 
@@ -48,9 +49,10 @@ class EngineCore {
 
   // For tools and tests.
   const BlobView& blob() const { return view_; }
-  size_t arena_bytes() const { return arena_.size(); }
-  size_t persistent_bytes() const { return persistent_.size(); }
-  std::vector<std::string> op_backends() const;  // backend bound to each op
+  size_t arena_bytes() const;  // host memory
+  size_t persistent_bytes() const;
+  // Backend bound to each op; a Copy between memory spaces shows as "copy:<device backend>".
+  std::vector<std::string> op_backends() const;
   // Every backend this engine knows, loaded or not (failed plugins keep their error).
   const std::vector<BackendEntry>& backend_entries() const { return backends_.entries(); }
   int32_t ops_bound_to(const pock_backend_v1* backend) const;
@@ -69,8 +71,9 @@ class EngineCore {
     pock_op_desc desc{};
     std::vector<pock_tensor_desc> inputs, outputs;
     std::vector<pock_attr> attrs;
-    pock_backend_v1* backend = nullptr;
+    pock_backend_v1* backend = nullptr;  // nullptr: a Copy the engine runs through its memory spaces
     void* handle = nullptr;
+    uint8_t copy_from = 0, copy_to = 0;  // a Copy's memory spaces
   };
   struct Function {
     std::string name;
@@ -85,17 +88,26 @@ class EngineCore {
   int32_t find_tensor(std::string_view name) const;
   int find_function(std::string_view name) const;
   Status check_trainables_finite() const;
+  Status bind_copy(BoundOp& b);
+  Status run_copy(const BoundOp& b) const;
+  uint8_t space_of(int32_t id) const;
+  // A tensor's bytes to or from host memory, wherever it lives (checkpoints, parameters, I/O).
+  Status read_tensor(int32_t id, void* dst) const;
+  Status write_tensor(int32_t id, const void* src);
+  Status save_snapshot();
+  Status restore_snapshot();
   uint32_t program_fingerprint() const;
 
   EngineOptions options_;
   MappedFile file_;
   BlobView view_;
-  AlignedBuffer arena_, persistent_, snapshot_;
-  void plan_snapshot();
+  BackendSet backends_;   // before spaces_: device regions go back to their backends first
+  MemorySpaces spaces_;
+  AlignedBuffer snapshot_;  // the host part of the rollback snapshot
+  Status plan_snapshot();
   std::vector<pock_tensor_desc> tensors_;
   std::vector<BoundOp> ops_;
   std::vector<Function> functions_;
-  BackendSet backends_;
   // Transparent hash: tensor_id(string_view) looks names up without building a std::string, so
   // set_input/read_output by name never allocate inside an app's training loop.
   struct NameHash {
@@ -109,6 +121,8 @@ class EngineCore {
   struct SnapshotSpan {
     int32_t tensor;
     size_t bytes;
+    uint8_t space;
+    uint8_t* slot;  // where the bytes are kept: host snapshot, or a buffer in the tensor's device space
   };
   std::vector<SnapshotSpan> snapshot_spans_;
   std::vector<int32_t> trainable_;
