@@ -191,7 +191,8 @@ Status EngineCore::bind_ops() {
     // op; otherwise the best score.
     const std::string preferred = o.backend() ? o.backend()->str() : "";
     // The verifier made sure that every tensor of a non-Copy op lives in one space.
-    const int32_t first = nout > 0 ? o.outputs()->Get(0) : -1;
+    int32_t first = nout > 0 ? o.outputs()->Get(0) : -1;  // updates have no outputs: any present input
+    for (size_t k = 0; k < nin && first < 0; ++k) first = o.inputs()->Get(static_cast<flatbuffers::uoffset_t>(k));
     pock_backend_v1* device = first >= 0 ? spaces_.device(space_of(first)) : nullptr;
     pock_backend_v1* chosen = nullptr;
     int32_t best = 0;

@@ -53,13 +53,32 @@ DescribedProgram describe_program(TrainingProgram& program) {
   return d;
 }
 
-// What a node writes: its outputs, and the inputs its schema says it updates in place.
-std::vector<TensorId> written_by(const Node& n) {
-  std::vector<TensorId> out(n.outputs.begin(), n.outputs.end());
-  if (const OpSchema* schema = SchemaRegistry::global().find(n.op)) {
-    for (int i : schema->mutated_inputs) {
-      if (i < static_cast<int>(n.inputs.size()) && n.inputs[static_cast<size_t>(i)] != kNoTensor) {
-        out.push_back(n.inputs[static_cast<size_t>(i)]);
+// What each node writes that placement must keep in one space: its outputs, and the inputs its
+// schema says it may update in place — except an intermediate that nothing reads afterwards (an
+// optimizer update's gradient, which it zeroes only when it is an accumulator): a node on another
+// device may scribble on its own copy of that.
+using WriteSets = std::unordered_map<const Node*, std::vector<TensorId>>;
+
+WriteSets placement_writes(const TrainingProgram& program) {
+  WriteSets out;
+  for (const FunctionDef& fn : program.functions) {
+    std::unordered_map<TensorId, size_t> last_read;
+    for (size_t k = 0; k < fn.nodes.size(); ++k) {
+      for (TensorId t : fn.nodes[k].inputs) last_read[t] = k;
+    }
+    std::unordered_set<TensorId> signature(fn.outputs.begin(), fn.outputs.end());
+    for (size_t k = 0; k < fn.nodes.size(); ++k) {
+      const Node& n = fn.nodes[k];
+      std::vector<TensorId>& writes = out[&n];
+      writes.assign(n.outputs.begin(), n.outputs.end());
+      const OpSchema* schema = SchemaRegistry::global().find(n.op);
+      if (!schema) continue;
+      for (int i : schema->mutated_inputs) {
+        if (i >= static_cast<int>(n.inputs.size()) || n.inputs[static_cast<size_t>(i)] == kNoTensor) continue;
+        const TensorId t = n.inputs[static_cast<size_t>(i)];
+        const bool dead_intermediate = program.graph.tensor(t).kind == TensorKind::kActivation && last_read[t] == k &&
+                                       !signature.count(t);
+        if (!dead_intermediate) writes.push_back(t);
       }
     }
   }
@@ -72,12 +91,13 @@ class Placer {
       : p_(program), backends_(backends), summary_(summary) {}
 
   Status run(DescribedProgram& described) {
+    writes_ = placement_writes(p_);
     POCK_RETURN_IF_ERROR(settle_writers(described));
     if (!any_device_node()) return Status::ok();
     home_ = std::vector<uint8_t>(p_.graph.num_tensors(), 0);
     for (const FunctionDef& fn : p_.functions) {
       for (const Node& n : fn.nodes) {
-        for (TensorId t : written_by(n)) home_[static_cast<size_t>(t)] = space_of_backend(n.backend);
+        for (TensorId t : writes_[&n]) home_[static_cast<size_t>(t)] = space_of_backend(n.backend);
       }
     }
     for (FunctionDef& fn : p_.functions) insert_copies(fn);
@@ -130,13 +150,13 @@ class Placer {
       std::unordered_map<TensorId, std::set<std::string>> writer_spaces;
       for (const Node* n : described.nodes) {
         const std::string space = is_device(n->backend) ? n->backend : std::string();
-        for (TensorId t : written_by(*n)) writer_spaces[t].insert(space);
+        for (TensorId t : writes_[n]) writer_spaces[t].insert(space);
       }
       for (size_t i = 0; i < described.nodes.size(); ++i) {
         Node& n = *described.nodes[i];
         if (!is_device(n.backend)) continue;
         bool conflict = false;
-        for (TensorId t : written_by(n)) conflict = conflict || writer_spaces[t].size() > 1;
+        for (TensorId t : writes_[&n]) conflict = conflict || writer_spaces[t].size() > 1;
         if (const OpSchema* schema = SchemaRegistry::global().find(n.op)) {
           for (int k : schema->mutated_inputs) {
             conflict = conflict || (k < static_cast<int>(n.inputs.size()) && pinned_host.count(n.inputs[static_cast<size_t>(k)]));
@@ -206,12 +226,13 @@ class Placer {
     if (fn.loss != kNoTensor) signature.insert(fn.loss);
     std::vector<Node> out;
     out.reserve(fn.nodes.size());
-    for (Node n : fn.nodes) {
+    for (const Node& original : fn.nodes) {
+      Node n = original;
       const uint8_t space = space_of_backend(n.backend);
       for (TensorId& t : n.inputs) {
         if (t != kNoTensor) t = readable_in(t, space, n.phase, out);
       }
-      for (TensorId t : written_by(n)) {
+      for (TensorId t : writes_[&original]) {
         for (uint8_t s = 0; s <= p_.memory_spaces.size(); ++s) current_.erase({t, s});
       }
       // A device node writes the caller's output into a device twin; a Copy brings it home.
@@ -237,6 +258,7 @@ class Placer {
   const std::vector<pock_backend_v1*>& backends_;
   PlacementSummary* summary_;
   std::vector<uint8_t> home_;
+  WriteSets writes_;
   std::map<std::pair<TensorId, uint8_t>, TensorId> constant_replicas_, current_;
 };
 
