@@ -130,6 +130,31 @@ TEST_CASE("hostile programs with valid checksums are rejected by the verifier", 
        POCK_ERR_INVALID_BLOB, "persistent region of 4096 bytes is larger than its tensors need (200)"},
       {"absurd region size", [](ProgramSpec& p) { p.arena_bytes = 1ULL << 60; },
        POCK_ERR_INVALID_BLOB, "region size is absurd"},
+      // Memory spaces (a device backend's own memory): every tensor in a space that exists, blob
+      // weights on the host, each op in one space, what the caller touches in host memory.
+      {"tensor in a memory space that does not exist", [](ProgramSpec& p) { p.tensors[tiny::kSum].space = 3; },
+       POCK_ERR_INVALID_BLOB, "memory space 3 does not exist"},
+      {"blob weight in device memory", [](ProgramSpec& p) {
+         p.spaces = {{"dev", 0, 0}};
+         p.tensors[tiny::kBias].space = 1;
+       }, POCK_ERR_INVALID_BLOB, "blob weights are host memory"},
+      {"op reading one space and writing another", [](ProgramSpec& p) {
+         p.spaces = {{"dev", 64, 0}};
+         p.tensors[tiny::kSum].space = 1;
+       }, POCK_ERR_INVALID_BLOB, "op 0 Add 'add': reads or writes tensors of two memory spaces"},
+      {"device arena larger than its tensors need", [](ProgramSpec& p) {
+         p.spaces = {{"dev", 1 << 30, 0}};
+       }, POCK_ERR_INVALID_BLOB, "arena of memory space 1 of 1073741824 bytes is larger than its tensors need (0)"},
+      {"absurd device region", [](ProgramSpec& p) { p.spaces = {{"dev", 0, 1ULL << 60}}; },
+       POCK_ERR_INVALID_BLOB, "region size is absurd"},
+      {"step counter in device memory", [](ProgramSpec& p) {
+         p.spaces = {{"dev", 0, 64}};
+         p.tensors[tiny::kStep].space = 1;
+         p.tensors[tiny::kStep].offset = 0;
+         p.persistent_bytes = 192;
+       }, POCK_ERR_INVALID_BLOB, "step tensor must be a persistent i64 scalar in host memory"},
+      {"op writing a device replica of a weight", [](ProgramSpec& p) { p.tensors[tiny::kSum].constant = true; },
+       POCK_ERR_INVALID_BLOB, "read-only weight"},
   };
   for (const HostileProgram& c : cases) {
     ProgramSpec spec = test::tiny_program();
