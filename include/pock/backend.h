@@ -119,6 +119,14 @@ typedef size_t (*pock_workspace_bytes_fn)(void* context);
 #define POCK_EXT_ALL_FINITE "pock_all_finite"
 typedef int32_t (*pock_all_finite_fn)(void* context, const void* data, size_t nbytes, pock_dtype dtype);
 
+/* Extension "pock_synchronize" (optional, device backends): waits until every op and copy the
+ * backend has accepted is done, and reports the first failure among them. A backend may run ops
+ * asynchronously (a GPU stream) or batch consecutive ops into one message (a DSP), provided that
+ * copy() to the host waits for the work it depends on. The runtime calls this once at the end of
+ * every function run (infer, train step, eval), so a step's failure is the step's. */
+#define POCK_EXT_SYNCHRONIZE "pock_synchronize"
+typedef pock_status (*pock_synchronize_fn)(void* context);
+
 typedef pock_status (*pock_backend_init_v1_fn)(pock_backend_v1* out);
 #define POCK_BACKEND_INIT_SYMBOL "pock_backend_init_v1"
 

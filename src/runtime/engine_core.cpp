@@ -276,7 +276,7 @@ Status EngineCore::run(const Function& fn) {
                                               b.backend->name + ": " + b.backend->last_error(b.backend->context));
     }
   }
-  return Status::ok();
+  return spaces_.synchronize();  // a device that runs ops asynchronously reports their failures here
 }
 
 Status EngineCore::infer() {
@@ -336,6 +336,7 @@ Status EngineCore::train_step(float* loss) {
   }
   if (s.is_ok()) s = check_trainables_finite();
   if (!s.is_ok()) {
+    (void)spaces_.synchronize();  // let in-flight device work finish before the parameters are put back
     const Status restored = restore_snapshot();
     if (step_) *step_ = before;
     if (!restored.is_ok()) {

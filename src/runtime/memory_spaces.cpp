@@ -32,6 +32,9 @@ Status MemorySpaces::allocate(const std::vector<SpaceSizes>& sizes, const Backen
       s.persistent = s.host_persistent.data();
       continue;
     }
+    if (s.device->get_proc_address) {
+      s.synchronize = reinterpret_cast<pock_synchronize_fn>(s.device->get_proc_address(s.device->context, POCK_EXT_SYNCHRONIZE));
+    }
     POCK_RETURN_IF_ERROR(allocate_extra(static_cast<uint8_t>(i), s.sizes.arena_bytes + kArenaSlack, &s.arena, "arena"));
     POCK_RETURN_IF_ERROR(
         allocate_extra(static_cast<uint8_t>(i), s.sizes.persistent_bytes, &s.persistent, "persistent region"));
@@ -71,6 +74,16 @@ Status MemorySpaces::zero_device(const Space& s, uint8_t* dst, size_t n) const {
     const size_t chunk = std::min(n - done, sizeof(zeros));
     POCK_RETURN_IF_ERROR(device_copy(s, dst + done, zeros, chunk, POCK_COPY_HOST_TO_DEVICE));
     done += chunk;
+  }
+  return Status::ok();
+}
+
+Status MemorySpaces::synchronize() const {
+  for (const Space& s : spaces_) {
+    if (!s.synchronize) continue;
+    if (s.synchronize(s.device->context) != POCK_OK) {
+      return Status(Code::kBackend, "backend '" + s.sizes.backend + "' failed: " + s.device->last_error(s.device->context));
+    }
   }
   return Status::ok();
 }

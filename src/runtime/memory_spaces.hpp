@@ -44,6 +44,9 @@ class MemorySpaces {
   Status from_space(uint8_t space, void* dst, const void* src, size_t n) const;
   Status within_space(uint8_t space, void* dst, const void* src, size_t n) const;
 
+  // Waits for every device's outstanding work (POCK_EXT_SYNCHRONIZE, where a device has it).
+  Status synchronize() const;
+
   // A buffer in `space` that lives as long as this object (rollback snapshots).
   Status allocate_extra(uint8_t space, size_t n, uint8_t** out, const char* what);
 
@@ -55,6 +58,7 @@ class MemorySpaces {
     uint8_t* persistent = nullptr;
     AlignedBuffer host_arena, host_persistent;  // host memory (the host, or an absent device)
     std::vector<void*> device_buffers;           // what to give back to `device`
+    pock_synchronize_fn synchronize = nullptr;
   };
   Status device_copy(const Space& s, void* dst, const void* src, size_t n, pock_copy_direction direction) const;
   Status zero_device(const Space& s, uint8_t* dst, size_t n) const;
