@@ -60,6 +60,13 @@ BackendSet BackendSet::open(const std::vector<std::string>& plugins) {
   return set;
 }
 
+void BackendSet::mark_failed(const pock_backend_v1* backend, const Status& why) {
+  for (BackendEntry& e : entries_) {
+    if (e.backend.get() == backend) e.status = why;
+  }
+  std::erase(usable_, backend);
+}
+
 pock_backend_v1* BackendSet::find(const std::string& name) const {
   for (pock_backend_v1* b : usable_) {
     if (name == b->name) return b;

@@ -37,6 +37,10 @@ class BackendSet {
   const std::vector<pock_backend_v1*>& usable() const { return usable_; }
   pock_backend_v1* find(const std::string& name) const;  // nullptr: absent or not usable
 
+  // A backend that failed on its device: no longer usable for binding, its entry says why. It
+  // stays loaded, since ops and buffers it handed out are still to be released through it.
+  void mark_failed(const pock_backend_v1* backend, const Status& why);
+
  private:
   std::vector<BackendEntry> entries_;
   std::vector<pock_backend_v1*> usable_;

@@ -56,11 +56,7 @@ Status EngineCore::init(const uint8_t* data, size_t size, const EngineOptions& o
     for (int r = 0; r < d.rank; ++r) d.dims[r] = t.shape()->Get(static_cast<flatbuffers::uoffset_t>(r));
     d.nbytes = t.nbytes();
     const uint8_t space = t.space();
-    uint8_t* base = t.storage() == fb::Storage::Weights      ? const_cast<uint8_t*>(view_.weights)  // outputs never point here
-                    : t.storage() == fb::Storage::Persistent ? spaces_.persistent(space)
-                                                             : spaces_.arena(space);
-    d.data = base + t.offset();
-    d.memory_space = spaces_.device(space) ? POCK_MEMORY_DEVICE : POCK_MEMORY_HOST;
+    place_tensor(i);
     // Blob weights and their device replicas never change while the engine is open.
     d.flags = t.storage() == fb::Storage::Weights || t.constant() ? uint32_t{POCK_TENSOR_CONSTANT} : 0u;
     if (t.has_init()) POCK_RETURN_IF_ERROR(spaces_.to_space(space, d.data, view_.weights + t.init_offset(), t.nbytes()));
@@ -82,6 +78,54 @@ Status EngineCore::init(const uint8_t* data, size_t size, const EngineOptions& o
   eval_fn_ = find_function("eval");
   if (train_fn_ >= 0 && options_.rollback_on_failure) POCK_RETURN_IF_ERROR(plan_snapshot());
   return bind_ops();
+}
+
+void EngineCore::place_tensor(size_t i) {
+  const fb::Tensor& t = *view_.program->tensors()->Get(static_cast<flatbuffers::uoffset_t>(i));
+  pock_tensor_desc& d = tensors_[i];
+  uint8_t* base = t.storage() == fb::Storage::Weights      ? const_cast<uint8_t*>(view_.weights)  // outputs never point here
+                  : t.storage() == fb::Storage::Persistent ? spaces_.persistent(t.space())
+                                                           : spaces_.arena(t.space());
+  d.data = base + t.offset();
+  d.memory_space = spaces_.device(t.space()) ? POCK_MEMORY_DEVICE : POCK_MEMORY_HOST;
+}
+
+Status EngineCore::drop_failed_device(const Status& cause) {
+  const int failed = spaces_.failed_space();
+  if (failed <= 0 || !spaces_.device(static_cast<uint8_t>(failed))) return cause;
+  const auto space = static_cast<uint8_t>(failed);
+  pock_backend_v1* device = spaces_.device(space);
+  const std::string name = device->name;
+  backends_.mark_failed(device, Status(Code::kBackend, "backend '" + name + "' failed and was dropped: " + cause.message()));
+  for (BoundOp& b : ops_) {
+    if (b.backend == device && b.handle && device->release_op) device->release_op(device->context, b.handle);
+    if (b.backend == device) b.handle = nullptr;
+  }
+  const Status moved = spaces_.move_to_host(space);
+  if (!moved.is_ok()) {
+    return Status(Code::kBackend, cause.message() + "; the memory of backend '" + name +
+                                      "' could not be brought to the host (" + moved.message() + "): reopen the engine");
+  }
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    if (space_of(static_cast<int32_t>(i)) == space) place_tensor(i);
+  }
+  for (uint32_t i = 0; i < ops_.size(); ++i) {
+    if (op_touches_space(i, space)) POCK_RETURN_IF_ERROR(bind_op(i));
+  }
+  if (!snapshot_spans_.empty()) POCK_RETURN_IF_ERROR(plan_snapshot());
+  return Status(cause.code(), cause.message() + "; backend '" + name +
+                                  "' was dropped and its ops run on the host backends from now on");
+}
+
+bool EngineCore::op_touches_space(uint32_t index, uint8_t space) const {
+  const fb::Op& o = *view_.program->ops()->Get(index);
+  for (const auto* list : {o.inputs(), o.outputs()}) {
+    if (!list) continue;
+    for (int32_t id : *list) {
+      if (id >= 0 && space_of(id) == space) return true;
+    }
+  }
+  return false;
 }
 
 Status EngineCore::plan_snapshot() {
@@ -139,11 +183,16 @@ Status EngineCore::restore_snapshot() {
 }
 
 Status EngineCore::bind_ops() {
-  const fb::Program& p = *view_.program;
-  ops_.resize(p.ops()->size());
-  for (flatbuffers::uoffset_t i = 0; i < p.ops()->size(); ++i) {
-    const fb::Op& o = *p.ops()->Get(i);
+  ops_.resize(view_.program->ops()->size());
+  for (uint32_t i = 0; i < ops_.size(); ++i) POCK_RETURN_IF_ERROR(bind_op(i));
+  return Status::ok();
+}
+
+Status EngineCore::bind_op(uint32_t i) {
+  {
+    const fb::Op& o = *view_.program->ops()->Get(i);
     BoundOp& b = ops_[i];
+    b = BoundOp{};
     const size_t nin = o.inputs() ? o.inputs()->size() : 0;
     const size_t nout = o.outputs() ? o.outputs()->size() : 0;
     b.inputs.resize(nin);
@@ -183,8 +232,7 @@ Status EngineCore::bind_ops() {
     b.desc.num_threads = options_.num_threads;
 
     if (b.desc.op == std::string_view("Copy")) {
-      POCK_RETURN_IF_ERROR(bind_copy(b));
-      continue;
+      return bind_copy(b);
     }
     // An op whose tensors live in a device's memory runs on that device; any other op on a
     // backend that works on host memory. The blob's preferred backend wins when it can run the
@@ -272,6 +320,7 @@ Status EngineCore::run(const Function& fn) {
     const pock_status s = b.backend->execute_op(b.backend->context, b.handle, &b.desc);
     if (op_timing_) op_time_ns_[index] = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
     if (s != POCK_OK) {
+      if (s == POCK_ERR_BACKEND) spaces_.set_failed_space(spaces_.space_of_device(b.backend));
       return Status(static_cast<Code>(s), std::string("op ") + b.desc.op + " '" + b.desc.name + "' failed on backend " +
                                               b.backend->name + ": " + b.backend->last_error(b.backend->context));
     }
@@ -281,12 +330,14 @@ Status EngineCore::run(const Function& fn) {
 
 Status EngineCore::infer() {
   if (infer_fn_ < 0) return Status(Code::kNotFound, "this blob has no inference function");
-  return run(functions_[infer_fn_]);
+  const Status s = run(functions_[infer_fn_]);
+  return s.is_ok() ? s : drop_failed_device(s);
 }
 
 Status EngineCore::eval_step(float* loss) {
   if (eval_fn_ < 0) return Status(Code::kNotFound, "this blob has no eval function (compile it with a loss)");
-  POCK_RETURN_IF_ERROR(run(functions_[eval_fn_]));
+  const Status s = run(functions_[eval_fn_]);
+  if (!s.is_ok()) return drop_failed_device(s);
   if (loss && functions_[eval_fn_].loss >= 0) *loss = *static_cast<const float*>(tensors_[functions_[eval_fn_].loss].data);
   return Status::ok();
 }
@@ -300,6 +351,7 @@ Status EngineCore::check_trainables_finite() const {
       // check stands alone for its parameters, since reading them back would be an unplanned copy.
       void* fn = device->get_proc_address ? device->get_proc_address(device->context, POCK_EXT_ALL_FINITE) : nullptr;
       const int32_t finite = fn ? reinterpret_cast<pock_all_finite_fn>(fn)(device->context, t.data, t.nbytes, t.dtype) : 1;
+      if (finite < 0) spaces_.set_failed_space(space_of(id));
       if (finite < 0) return Status(Code::kBackend, "backend '" + std::string(device->name) + "' could not check parameter '" +
                                                         view_.program->tensors()->Get(id)->name()->str() + "': " +
                                                         device->last_error(device->context));
@@ -325,7 +377,8 @@ Status EngineCore::train_step(float* loss) {
   if (train_fn_ < 0) return Status(Code::kNotFound, "this blob has no training function (compile it with a recipe)");
   const Function& fn = functions_[train_fn_];
   // Snapshot what the step may change so that a failed step leaves the model as it was.
-  POCK_RETURN_IF_ERROR(save_snapshot());
+  const Status saved = save_snapshot();
+  if (!saved.is_ok()) return drop_failed_device(saved);
   const int64_t before = step();
   if (step_) *step_ = before + 1;
   Status s = run(fn);
@@ -342,7 +395,7 @@ Status EngineCore::train_step(float* loss) {
     if (!restored.is_ok()) {
       return Status(s.code(), s.message() + "; restoring the parameters failed too: " + restored.message());
     }
-    return s;
+    return drop_failed_device(s);
   }
   if (loss) *loss = value;
   return Status::ok();

@@ -84,6 +84,12 @@ class EngineCore {
   EngineCore() = default;
   Status init(const uint8_t* data, size_t size, const EngineOptions& options);
   Status bind_ops();
+  Status bind_op(uint32_t index);
+  void place_tensor(size_t index);  // data pointer and memory space of a tensor, from spaces_
+  bool op_touches_space(uint32_t index, uint8_t space) const;
+  // After a failed run: a device that failed (POCK_ERR_BACKEND) is dropped, its memory moves to
+  // the host and its ops re-bind to host backends. Returns `cause`, extended with what was done.
+  Status drop_failed_device(const Status& cause);
   Status run(const Function& fn);
   int32_t find_tensor(std::string_view name) const;
   int find_function(std::string_view name) const;

@@ -64,6 +64,7 @@ Status MemorySpaces::device_copy(const Space& s, void* dst, const void* src, siz
   if (n == 0) return Status::ok();
   const pock_status st = s.device->copy(s.device->context, dst, src, n, direction);
   if (st == POCK_OK) return Status::ok();
+  if (st == POCK_ERR_BACKEND) failed_ = static_cast<int>(&s - spaces_.data());
   return Status(Code::kBackend, "backend '" + s.sizes.backend + "' failed to copy " + std::to_string(n) +
                                     " bytes: " + s.device->last_error(s.device->context));
 }
@@ -81,10 +82,36 @@ Status MemorySpaces::zero_device(const Space& s, uint8_t* dst, size_t n) const {
 Status MemorySpaces::synchronize() const {
   for (const Space& s : spaces_) {
     if (!s.synchronize) continue;
-    if (s.synchronize(s.device->context) != POCK_OK) {
+    const pock_status st = s.synchronize(s.device->context);
+    if (st != POCK_OK) {
+      if (st == POCK_ERR_BACKEND) failed_ = static_cast<int>(&s - spaces_.data());
       return Status(Code::kBackend, "backend '" + s.sizes.backend + "' failed: " + s.device->last_error(s.device->context));
     }
   }
+  return Status::ok();
+}
+
+int MemorySpaces::space_of_device(const pock_backend_v1* device) const {
+  for (size_t i = 0; i < spaces_.size(); ++i) {
+    if (device && spaces_[i].device == device) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+Status MemorySpaces::move_to_host(uint8_t space) {
+  Space& s = spaces_[space];
+  if (!s.device) return Status::ok();
+  POCK_RETURN_IF_ERROR(s.host_arena.allocate(s.sizes.arena_bytes + kArenaSlack, "arena"));
+  POCK_RETURN_IF_ERROR(s.host_persistent.allocate(s.sizes.persistent_bytes, "persistent region"));
+  POCK_RETURN_IF_ERROR(device_copy(s, s.host_persistent.data(), s.persistent, s.sizes.persistent_bytes,
+                                   POCK_COPY_DEVICE_TO_HOST));
+  for (void* p : s.device_buffers) s.device->free(s.device->context, p);
+  s.device_buffers.clear();
+  s.device = nullptr;
+  s.synchronize = nullptr;
+  s.arena = s.host_arena.data();
+  s.persistent = s.host_persistent.data();
+  if (failed_ == space) failed_ = -1;
   return Status::ok();
 }
 

@@ -47,6 +47,18 @@ class MemorySpaces {
   // Waits for every device's outstanding work (POCK_EXT_SYNCHRONIZE, where a device has it).
   Status synchronize() const;
 
+  // The device of `space` failed: the space moves to host memory. Its persistent region comes out
+  // through the device's copy (a device whose memory the host can map, as a DSP's shared buffers,
+  // can still do that after it died), its arena starts empty, and its buffers go back to it.
+  // Pointers into the space change: tensors and ops that use them must be set up again.
+  Status move_to_host(uint8_t space);
+
+  // The space whose device failed in the last copy or synchronize, or -1. The engine also sets it
+  // when a device's op fails with POCK_ERR_BACKEND.
+  int failed_space() const { return failed_; }
+  void set_failed_space(int space) const { failed_ = space; }
+  int space_of_device(const pock_backend_v1* device) const;
+
   // A buffer in `space` that lives as long as this object (rollback snapshots).
   Status allocate_extra(uint8_t space, size_t n, uint8_t** out, const char* what);
 
@@ -64,6 +76,7 @@ class MemorySpaces {
   Status zero_device(const Space& s, uint8_t* dst, size_t n) const;
 
   std::vector<Space> spaces_;
+  mutable int failed_ = -1;
 };
 
 }  // namespace pock
