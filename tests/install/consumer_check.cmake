@@ -2,20 +2,8 @@
 # and runs examples/consumer against that prefix only, as an app developer would after
 # `cmake --install`. Inputs (-D): BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR C_COMPILER CXX_COMPILER
 # CXX_FLAGS BUILD_TYPE.
-foreach(var BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "consumer_check.cmake needs -D${var}=...")
-  endif()
-endforeach()
-
-function(step name)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${name} failed (${rc}):\n${out}\n${err}")
-  endif()
-  message(STATUS "${name}: ok")
-  set(last_output "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/steps.cmake)
+require_vars(consumer_check.cmake BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER)
 
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")

@@ -2,20 +2,8 @@
 # out of tree against that prefix only (headers; it links nothing of PockEngine), then runs
 # example_plugin_app, which loads the plugin by path, trains with it and compares with ref.
 # Inputs (-D): BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR C_COMPILER C_FLAGS BUILD_TYPE APP.
-foreach(var BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR C_COMPILER APP)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "plugin_check.cmake needs -D${var}=...")
-  endif()
-endforeach()
-
-function(step name)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${name} failed (${rc}):\n${out}\n${err}")
-  endif()
-  message(STATUS "${name}: ok")
-  set(last_output "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/steps.cmake)
+require_vars(plugin_check.cmake BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR C_COMPILER APP)
 
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
