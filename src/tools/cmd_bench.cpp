@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "runtime/engine_core.hpp"
+#include "tools/open_engine.hpp"
 #include "tools/bench_report.hpp"
 #include "tools/commands.hpp"
 #include "tools/synthetic_data.hpp"
@@ -92,6 +93,7 @@ Status run_bench(const ParsedArgs& args) {
   EngineOptions options;
   options.num_threads = static_cast<int>(settings.threads);
   options.backend = args.get("--backend");
+  options.backend_plugins = args.all("--backend-plugin");
   auto opened = EngineCore::open_file(path, options);
   if (!opened.is_ok()) return Status(opened.status().code(), path + ": " + opened.status().message());
   EngineCore& engine = *opened.value();
@@ -142,7 +144,8 @@ const CommandEntry& bench_command() {
                {"--per-op", "", "time every op (adds two clock reads per op)"},
                {"--top", "N", "slowest ops to list with --per-op (default 10)"},
                {"--threads", "T", "worker threads (0: one per core)"},
-               {"--backend", "NAME", "preferred kernel backend (ref, cpu, cuda); default: as compiled"},
+               {"--backend", "NAME", "preferred kernel backend (cpu, ref, or a plugin's name); default: as compiled"},
+               backend_plugin_option(),
                {"--function", "NAME", "train, infer or eval (default: train if the blob has it)"},
                {"--json", "", "print the report as JSON"}}},
       run_bench};

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "pock/compiler.hpp"
+#include "tools/open_engine.hpp"
 #include "tools/commands.hpp"
 #include "tools/model_loader.hpp"
 
@@ -46,6 +47,7 @@ Status run_compile(const ParsedArgs& args) {
   options.reorder_updates = !args.has("--no-reorder");
   options.layout = !args.has("--no-layout");
   options.profile_path = args.get("--profile");
+  options.backend_plugins = args.all("--backend-plugin");
   CompileReport report;
   POCK_RETURN_IF_ERROR(compile_to_file(graph, train ? &recipe : nullptr, out, options, &report));
   if (args.has("--report")) {
@@ -78,7 +80,8 @@ const CommandEntry& compile_command() {
               {{"--recipe", "RECIPE.json", "what trains, the loss, the optimizer, the batch size"},
                {"--output", "OUT.pock", "where to write the blob", false, true, "-o"},
                {"--input-shape", "NAME=d0,d1,...", "static shape of an input, or @DIM=N for a named dimension", true},
-               {"--backend", "NAME", "preferred kernel backend recorded in the blob (ref, cpu, cuda)"},
+               {"--backend", "NAME", "preferred kernel backend recorded in the blob (cpu, ref, or a plugin's name)"},
+               backend_plugin_option(),
                {"--profile", "PROFILE.json", "kernel timings from 'pockc tune': each measured op prefers its fastest backend"},
                {"--no-optimize", "", "skip fusion, folding and dead-code passes"},
                {"--no-reorder", "", "apply optimizer updates after the whole backward pass"},

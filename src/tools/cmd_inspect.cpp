@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "runtime/engine_core.hpp"
+#include "tools/open_engine.hpp"
 #include "tools/commands.hpp"
 #include "tools/inspect_report.hpp"
 #include "tools/units.hpp"
@@ -13,13 +14,18 @@ using Json = nlohmann::ordered_json;
 
 // Binds every op as an engine on this machine would (the caller's --backend first, as the
 // runtime ranks it); a blob that cannot open here is still inspected, with the reason.
-Binding bind_here(const std::string& path, const std::string& backend) {
+Binding bind_here(const std::string& path, const ParsedArgs& args) {
   EngineOptions options;
-  options.backend = backend;
+  options.backend = args.get("--backend");
+  options.backend_plugins = args.all("--backend-plugin");
   options.rollback_on_failure = false;  // nothing runs: no snapshot buffer needed
   auto core = EngineCore::open_file(path, options);
   if (!core.is_ok()) return Binding{{}, core.status().message()};
-  return Binding{core.value()->op_backends(), {}, static_cast<int64_t>(core.value()->workspace_bytes())};
+  Binding binding{core.value()->op_backends(), {}, static_cast<int64_t>(core.value()->workspace_bytes())};
+  for (const BackendEntry& e : core.value()->backend_entries()) {
+    binding.backends.push_back({e.name, e.library, e.status.is_ok() ? "" : e.status.message()});
+  }
+  return binding;
 }
 
 std::string counts_text(const Json& counts) {
@@ -106,6 +112,18 @@ void print_backends(const Json& r) {
   }
   std::printf("  this machine binds %s; %lld op(s) elsewhere than preferred\n", counts_text(b["bound"]).c_str(),
               b["bound_elsewhere"].get<long long>());
+  for (const Json& loaded : b["loaded"]) {
+    const std::string error = loaded.value("error", "");
+    const std::string library = loaded.value("library", "");
+    std::printf("  backend %s%s: %s\n", loaded.value("name", "").c_str(), library.empty() ? "" : (" (" + library + ")").c_str(),
+                error.empty() ? "loaded" : error.c_str());
+  }
+  if (b.contains("memory_spaces")) {
+    for (const Json& s : b["memory_spaces"]) {
+      std::printf("  memory of %s: arena %lld bytes, persistent %lld bytes\n", s.value("backend", "").c_str(),
+                  s.value("arena_bytes", 0LL), s.value("persistent_bytes", 0LL));
+    }
+  }
 }
 
 void print_ops(const Json& r) {
@@ -121,7 +139,7 @@ void print_ops(const Json& r) {
 Status run_inspect(const ParsedArgs& args) {
   const std::string& path = args.positionals[0];
   POCK_ASSIGN_OR_RETURN(BlobContents blob, read_blob_contents(path));
-  const Json report = inspect_report(path, blob, bind_here(path, args.get("--backend")));
+  const Json report = inspect_report(path, blob, bind_here(path, args));
   if (args.has("--json")) {
     std::printf("%s\n", report.dump(1).c_str());
     return Status::ok();
@@ -150,7 +168,8 @@ const CommandEntry& inspect_command() {
               {"BLOB"},
               {{"--json", "", "print the whole report as JSON (every op included)"},
                {"--ops", "", "list every op: function, phase, FLOPs, preferred and bound backend"},
-               {"--backend", "NAME", "bind as an engine opened with this backend would"}}},
+               {"--backend", "NAME", "bind as an engine opened with this backend would"},
+               backend_plugin_option()}},
       run_inspect};
   return entry;
 }

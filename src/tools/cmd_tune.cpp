@@ -9,6 +9,7 @@
 #include "tools/blob_contents.hpp"
 #include "tools/commands.hpp"
 #include "tools/op_timer.hpp"
+#include "tools/open_engine.hpp"
 
 namespace pock::tools {
 namespace {
@@ -32,7 +33,10 @@ Status run_tune(const ParsedArgs& args) {
   const std::string out = args.get("--output");
   POCK_ASSIGN_OR_RETURN(OpTimerOptions options, timer_options(args));
   POCK_ASSIGN_OR_RETURN(BlobContents blob, read_blob_contents(path));
-  const BackendSet set = BackendSet::open({});
+  const BackendSet set = BackendSet::open(args.all("--backend-plugin"));
+  for (const BackendEntry& e : set.entries()) {
+    if (!e.status.is_ok()) return e.status;  // a profile silently missing a backend would mislead compile
+  }
   const std::vector<pock_backend_v1*>& backends = set.usable();
 
   BackendProfile profile;
@@ -105,7 +109,8 @@ const CommandEntry& tune_command() {
                {"--threads", "N", "threads each kernel may use (0: one per core)"},
                {"--repeats", "N", "timed runs per op and backend (default 5)"},
                {"--budget-ms", "MS", "stop repeating an op on a backend after this long (default 200)"},
-               {"--verbose", "", "print every op's times"}}},
+               {"--verbose", "", "print every op's times"},
+               backend_plugin_option()}},
       run_tune};
   return entry;
 }

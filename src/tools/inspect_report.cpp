@@ -98,6 +98,13 @@ Json backends_report(const BlobContents& blob, const Binding& binding) {
   j["bound"] = bound;
   j["bound_elsewhere"] = differs;  // ops whose preferred backend could not run them here
   j["bind_error"] = binding.error.empty() ? Json(nullptr) : Json(binding.error);
+  j["loaded"] = Json::array();
+  for (const Binding::Loaded& b : binding.backends) {
+    Json entry = {{"name", b.name}, {"library", b.library}};
+    if (!b.error.empty()) entry["error"] = b.error;
+    j["loaded"].push_back(entry);
+  }
+  if (Json spaces = metadata_member(blob, "memory_spaces"); spaces.is_array()) j["memory_spaces"] = spaces;
   return j;
 }
 

@@ -16,6 +16,10 @@ struct Binding {
   std::vector<std::string> op_backends;
   std::string error;
   int64_t workspace_bytes = -1;  // kernels' scratch once bound here; -1: not opened here
+  struct Loaded {
+    std::string name, library, error;  // error "": usable
+  };
+  std::vector<Loaded> backends;  // built-ins, then each plugin asked for
 };
 
 nlohmann::ordered_json inspect_report(const std::string& path, const BlobContents& blob, const Binding& binding);

@@ -1,4 +1,5 @@
-// Opening a blob with the engine options that infer and train share (--threads, --backend).
+// Opening a blob with the engine options that infer and train share (--threads, --backend,
+// --backend-plugin).
 #pragma once
 #include <string>
 #include <vector>
@@ -9,6 +10,8 @@
 namespace pock::tools {
 
 std::vector<OptionSpec> engine_option_specs();
+// --backend-plugin LIB (repeatable), taken by every command that compiles or opens a blob.
+OptionSpec backend_plugin_option();
 Result<Engine> open_engine(const std::string& path, const ParsedArgs& args);
 
 }  // namespace pock::tools
