@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "mlp.hpp"
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "pock/engine.hpp"
 
 namespace {

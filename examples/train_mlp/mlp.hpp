@@ -4,7 +4,7 @@
 #include <random>
 #include <vector>
 
-#include "pock/graph.hpp"
+#include "pock/compiler/graph.hpp"
 
 namespace example {
 

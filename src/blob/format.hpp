@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "pock/ir.hpp"
+#include "pock/types.hpp"
 
 namespace pock::blob {
 

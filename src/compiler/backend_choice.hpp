@@ -8,7 +8,7 @@
 
 #include "blob/program_spec.hpp"
 #include "pock/backend.h"
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 
 namespace pock {
 

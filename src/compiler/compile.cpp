@@ -7,7 +7,7 @@
 #include "compiler/placement/place_ops.hpp"
 #include "runtime/backend_set.hpp"
 #include "compiler/training.hpp"
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 
 namespace pock {
 namespace {

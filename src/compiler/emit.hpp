@@ -2,7 +2,7 @@
 #include "blob/program_spec.hpp"
 #include "compiler/placement/place_ops.hpp"
 #include "compiler/program.hpp"
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 
 namespace pock {
 

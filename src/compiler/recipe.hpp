@@ -1,6 +1,6 @@
 // Recipe checks shared by the JSON parser and by compile() for recipes built in C++.
 #pragma once
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 
 namespace pock {
 

@@ -2,7 +2,7 @@
 // train-mode forward, loss, reverse-mode gradients (pruned by sparse BP), optimizer updates.
 #pragma once
 #include "compiler/program.hpp"
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 
 namespace pock {
 

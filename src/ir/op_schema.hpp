@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pock/ir.hpp"
+#include "pock/types.hpp"
 
 namespace pock {
 

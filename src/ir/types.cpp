@@ -1,7 +1,7 @@
 // dtypes, shapes and attributes.
 #include <algorithm>
 
-#include "pock/ir.hpp"
+#include "pock/types.hpp"
 
 namespace pock {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "models/layers.hpp"
-#include "pock/models.hpp"
+#include "pock/compiler/models.hpp"
 
 namespace pock::models {
 namespace {

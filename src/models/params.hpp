@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "pock/builder.hpp"
+#include "pock/compiler/builder.hpp"
 
 namespace pock::models {
 

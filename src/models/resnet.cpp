@@ -3,7 +3,7 @@
 #include <string>
 
 #include "models/layers.hpp"
-#include "pock/models.hpp"
+#include "pock/compiler/models.hpp"
 
 namespace pock::models {
 namespace {

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "pock/models.hpp"
+#include "pock/compiler/models.hpp"
 
 namespace pock::models {
 namespace {

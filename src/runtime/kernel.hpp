@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "pock/backend.h"
-#include "pock/ir.hpp"
+#include "pock/types.hpp"
 
 namespace pock {
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "blob/program_spec.hpp"
-#include "pock/ir.hpp"
+#include "pock/compiler/ir.hpp"
 #include "pock/status.hpp"
 
 namespace pock::tools {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "blob/reader.hpp"
-#include "pock/ir.hpp"
+#include "pock/compiler/ir.hpp"
 #include "pock/status.hpp"
 #include "runtime/mapped_file.hpp"
 

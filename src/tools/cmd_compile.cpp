@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <map>
 
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "tools/open_engine.hpp"
 #include "tools/commands.hpp"
 #include "tools/model_loader.hpp"

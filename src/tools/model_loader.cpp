@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #ifdef POCK_HAVE_ONNX
-#include "pock/onnx.hpp"
+#include "pock/compiler/onnx.hpp"
 #endif
 
 namespace pock::tools {

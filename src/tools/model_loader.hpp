@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "pock/graph.hpp"
+#include "pock/compiler/graph.hpp"
 
 namespace pock::tools {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "pock/ir.hpp"
+#include "pock/compiler/ir.hpp"
 #include "pock/status.hpp"
 
 namespace pock::tools {

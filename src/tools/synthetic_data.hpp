@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "pock/ir.hpp"
+#include "pock/compiler/ir.hpp"
 
 namespace pock::tools {
 

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "blob/reader.hpp"
-#include "pock/builder.hpp"
-#include "pock/compiler.hpp"
+#include "pock/compiler/builder.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "pock/engine.hpp"
 
 namespace pock::test {

@@ -6,7 +6,7 @@
 
 #include "compiler/small_cnn.hpp"
 #include "kernels/cpu/conv_kernel.hpp"
-#include "pock/models.hpp"
+#include "pock/compiler/models.hpp"
 
 using namespace pock;
 using namespace pock::test;

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "blob/reader.hpp"
-#include "pock/compiler.hpp"
-#include "pock/models.hpp"
+#include "pock/compiler/compiler.hpp"
+#include "pock/compiler/models.hpp"
 
 using namespace pock;
 

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "blob/reader.hpp"
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "pock/engine.hpp"
 
 using namespace pock;

@@ -1,7 +1,7 @@
 // End to end without training: build a graph in C++, compile, load, infer.
 #include <catch2/catch.hpp>
 
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "pock/engine.hpp"
 
 using namespace pock;

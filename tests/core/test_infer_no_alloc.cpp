@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "pock/pock.h"
 #include "support/counting_new.hpp"
 #include "support/tiny_blob.hpp"

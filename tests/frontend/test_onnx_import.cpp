@@ -7,9 +7,9 @@
 #include <random>
 
 #include "frontend/onnx_test_model.hpp"
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "pock/engine.hpp"
-#include "pock/onnx.hpp"
+#include "pock/compiler/onnx.hpp"
 
 using namespace pock;
 using pock::testing::OnnxModel;

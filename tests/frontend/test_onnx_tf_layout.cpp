@@ -5,9 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include "frontend/onnx_test_model.hpp"
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "pock/engine.hpp"
-#include "pock/onnx.hpp"
+#include "pock/compiler/onnx.hpp"
 
 using namespace pock;
 using pock::testing::OnnxModel;

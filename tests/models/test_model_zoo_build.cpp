@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "pock/compiler.hpp"
-#include "pock/models.hpp"
+#include "pock/compiler/compiler.hpp"
+#include "pock/compiler/models.hpp"
 
 using namespace pock;
 

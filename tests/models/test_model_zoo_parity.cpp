@@ -9,7 +9,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "pock/engine.hpp"
 #include "support/expect_close.hpp"
 #include "zoo_reference.hpp"

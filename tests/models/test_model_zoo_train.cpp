@@ -6,9 +6,9 @@
 #include <cmath>
 #include <random>
 
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "pock/engine.hpp"
-#include "pock/models.hpp"
+#include "pock/compiler/models.hpp"
 
 using namespace pock;
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "pock/models.hpp"
+#include "pock/compiler/models.hpp"
 
 namespace pock::test {
 

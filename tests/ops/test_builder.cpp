@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "pock/builder.hpp"
-#include "pock/compiler.hpp"
+#include "pock/compiler/builder.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "pock/engine.hpp"
 #include "support/expect_close.hpp"
 #include "support/op_runner.hpp"

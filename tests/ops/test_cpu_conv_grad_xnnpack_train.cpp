@@ -12,8 +12,8 @@
 
 #include "kernels/cpu/conv_grad_xnnpack.hpp"
 #include "kernels/cpu/conv_kernel.hpp"
-#include "pock/builder.hpp"
-#include "pock/compiler.hpp"
+#include "pock/compiler/builder.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "pock/engine.hpp"
 #include "support/counting_malloc.hpp"
 

@@ -15,7 +15,7 @@
 
 #include "blob/program_spec.hpp"
 #include "blob/reader.hpp"
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "pock/engine.hpp"
 #include "support/op_runner.hpp"
 

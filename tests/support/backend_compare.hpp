@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "program_generated.h"
 #include "runtime/engine_core.hpp"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "pock/ir.hpp"
+#include "pock/compiler/ir.hpp"
 
 namespace pock::test {
 

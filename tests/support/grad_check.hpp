@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "ir/op_schema.hpp"
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "pock/engine.hpp"
 #include "support/op_runner.hpp"
 

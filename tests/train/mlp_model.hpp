@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "pock/engine.hpp"
 
 namespace pock::test {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "pock/builder.hpp"
-#include "pock/compiler.hpp"
+#include "pock/compiler/builder.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "pock/engine.hpp"
 
 namespace pock::test {

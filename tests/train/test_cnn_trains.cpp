@@ -7,8 +7,8 @@
 #include <cmath>
 #include <random>
 
-#include "pock/builder.hpp"
-#include "pock/compiler.hpp"
+#include "pock/compiler/builder.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "pock/engine.hpp"
 
 using namespace pock;

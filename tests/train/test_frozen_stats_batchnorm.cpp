@@ -4,9 +4,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "pock/engine.hpp"
-#include "pock/models.hpp"
+#include "pock/compiler/models.hpp"
 
 using namespace pock;
 

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "pock/engine.hpp"
 #include "support/grad_check.hpp"
 

@@ -8,7 +8,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 #include "pock/engine.hpp"
 #include "support/op_runner.hpp"
 

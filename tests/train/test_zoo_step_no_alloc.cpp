@@ -8,8 +8,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "pock/compiler.hpp"
-#include "pock/models.hpp"
+#include "pock/compiler/compiler.hpp"
+#include "pock/compiler/models.hpp"
 #include "pock/pock.h"
 #include "support/counting_new.hpp"
 

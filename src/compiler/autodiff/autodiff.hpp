@@ -4,7 +4,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pock/graph.hpp"
+#include "pock/compiler/graph.hpp"
 
 namespace pock {
 

@@ -1,6 +1,6 @@
 // recipe.batch_size: recompiles the model's shapes for another batch size.
 #pragma once
-#include "pock/graph.hpp"
+#include "pock/compiler/graph.hpp"
 
 namespace pock {
 

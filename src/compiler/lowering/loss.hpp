@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 
 namespace pock {
 

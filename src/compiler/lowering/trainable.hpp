@@ -5,7 +5,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 
 namespace pock {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "compiler/memplan/planner.hpp"
-#include "pock/graph.hpp"
+#include "pock/compiler/graph.hpp"
 
 namespace pock {
 

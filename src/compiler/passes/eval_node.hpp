@@ -2,7 +2,7 @@
 #pragma once
 #include <vector>
 
-#include "pock/graph.hpp"
+#include "pock/compiler/graph.hpp"
 
 namespace pock {
 

@@ -3,7 +3,7 @@
 // every op. See layout_nhwc.cpp.
 #pragma once
 #include "compiler/program.hpp"
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 
 namespace pock {
 

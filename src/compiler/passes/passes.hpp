@@ -2,7 +2,7 @@
 // run_passes applies them in a fixed order (see passes.cpp for why that order).
 #pragma once
 #include "compiler/program.hpp"
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 
 namespace pock {
 

@@ -9,7 +9,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "pock/graph.hpp"
+#include "pock/compiler/graph.hpp"
 
 namespace pock {
 

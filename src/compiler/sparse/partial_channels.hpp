@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "pock/ir.hpp"
+#include "pock/compiler/ir.hpp"
 
 namespace pock {
 

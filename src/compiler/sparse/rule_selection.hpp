@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "compiler/sparse/layers.hpp"
-#include "pock/compiler.hpp"
+#include "pock/compiler/compiler.hpp"
 
 namespace pock {
 

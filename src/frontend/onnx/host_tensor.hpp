@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "pock/ir.hpp"
+#include "pock/compiler/ir.hpp"
 
 namespace pock::onnx_import {
 

@@ -17,8 +17,8 @@
 #include "frontend/onnx/host_tensor.hpp"
 #include "frontend/onnx/proto_reading.hpp"
 #include "ir/op_schema.hpp"
-#include "pock/graph.hpp"
-#include "pock/onnx.hpp"
+#include "pock/compiler/graph.hpp"
+#include "pock/compiler/onnx.hpp"
 
 namespace pock::onnx_import {
 

@@ -8,7 +8,7 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include "frontend/onnx/import_context.hpp"
-#include "pock/onnx.hpp"
+#include "pock/compiler/onnx.hpp"
 
 namespace pock {
 namespace {

@@ -7,7 +7,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "frontend/onnx/host_tensor.hpp"
-#include "pock/ir.hpp"
+#include "pock/compiler/ir.hpp"
 
 namespace pock::onnx_import {
 

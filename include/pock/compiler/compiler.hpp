@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pock/graph.hpp"
+#include "pock/compiler/graph.hpp"
 #include "pock/status.hpp"
 
 namespace pock {

@@ -1,4 +1,4 @@
-#include "pock/graph.hpp"
+#include "pock/compiler/graph.hpp"
 
 #include <cstring>
 

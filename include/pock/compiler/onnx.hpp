@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "pock/graph.hpp"
+#include "pock/compiler/graph.hpp"
 #include "pock/status.hpp"
 
 namespace pock {

@@ -1,7 +1,7 @@
 // ModelBuilder: typed, sticky-error construction of a Graph. Every op method only assembles the
 // documented op name and attributes (docs/ops.md) and goes through Graph::add_node, so shape
 // inference and validation stay in the op schemas.
-#include "pock/builder.hpp"
+#include "pock/compiler/builder.hpp"
 
 #include <cmath>
 #include <cstring>

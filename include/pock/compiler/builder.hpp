@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pock/graph.hpp"
+#include "pock/compiler/graph.hpp"
 
 namespace pock {
 

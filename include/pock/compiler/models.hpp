@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "pock/graph.hpp"
+#include "pock/compiler/graph.hpp"
 #include "pock/status.hpp"
 
 namespace pock::models {
