@@ -6,6 +6,7 @@
 // scratch made at prepare and adds them in order: the same result on any number of threads.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <new>
 #include <string>
 
@@ -13,6 +14,7 @@
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/simd.hpp"
 #include "kernels/cpu/thread_pool.hpp"
+#include "kernels/params/training.hpp"
 
 namespace pock::cpu {
 namespace {
@@ -100,24 +102,35 @@ void for_rows(const KernelCall& c, const Rows& r, const RowFn& fn) {
   });
 }
 
+// The forward's per-op state: its parameters and a loss per row (summed in a fixed order, so the
+// result does not depend on how the rows were split over threads).
+struct LossState {
+  params::CrossEntropyParams params;
+  std::unique_ptr<double[]> row_loss;
+};
+
 Status loss_prepare(const pock_op_desc& op, void** state) {
-  *state = new (std::nothrow) double[static_cast<size_t>(rows_of(op.inputs[0]).rows) + 1];
-  return *state ? Status::ok()
-                : Status(Code::kOutOfMemory, std::string("SoftmaxCrossEntropy '") + op.name + "': row losses");
+  auto s = std::unique_ptr<LossState>(new (std::nothrow) LossState{});
+  if (s) s->row_loss.reset(new (std::nothrow) double[static_cast<size_t>(rows_of(op.inputs[0]).rows) + 1]);
+  if (!s || !s->row_loss) return Status(Code::kOutOfMemory, std::string("SoftmaxCrossEntropy '") + op.name + "': row losses");
+  POCK_RETURN_IF_ERROR(params::parse(op, &s->params));
+  *state = s.release();
+  return Status::ok();
 }
 
-void loss_release(void* state) { delete[] static_cast<double*>(state); }
+void loss_release(void* state) { delete static_cast<LossState*>(state); }
 
 // Per row: (1 - e) (lse - x[label]) + e (lse - mean(x)), e = label_smoothing (PyTorch).
 Status loss(const KernelCall& c) {
   const float* logits = c.in_data<float>(0);
   const int64_t* labels = c.in_data<int64_t>(1);
   const Rows r = rows_of(c.in(0));
-  const int64_t ignore = c.attr_int("ignore_index", -100);
-  const float eps = static_cast<float>(c.attr_float("label_smoothing", 0.0));
+  const auto& state = *static_cast<const LossState*>(c.state);
+  const int64_t ignore = state.params.ignore_index;
+  const float eps = static_cast<float>(state.params.label_smoothing);
   int64_t counted = 0;
   POCK_RETURN_IF_ERROR(count_labels(c, labels, r, ignore, &counted));
-  double* row_loss = static_cast<double*>(c.state);
+  double* row_loss = state.row_loss.get();
   for_rows(c, r, [&](int64_t i) {
     if (labels[i] == ignore) {
       row_loss[i] = 0.0;
@@ -135,14 +148,14 @@ Status loss(const KernelCall& c) {
 }
 
 // dlogits = dloss / n (softmax - (1 - e) onehot(label) - e / C); ignored rows get 0.
-Status loss_grad(const KernelCall& c) {
+Status loss_grad(const KernelCall& c, const params::CrossEntropyParams& p) {
   const float dloss = *c.in_data<float>(0);
   const float* logits = c.in_data<float>(1);
   const int64_t* labels = c.in_data<int64_t>(2);
   float* dx = c.out_data<float>(0);
   const Rows r = rows_of(c.in(1));
-  const int64_t ignore = c.attr_int("ignore_index", -100);
-  const double eps = c.attr_float("label_smoothing", 0.0);
+  const int64_t ignore = p.ignore_index;
+  const double eps = p.label_smoothing;
   int64_t counted = 0;
   POCK_RETURN_IF_ERROR(count_labels(c, labels, r, ignore, &counted));
   const float scale = counted ? static_cast<float>(dloss / static_cast<double>(counted)) : 0.0f;
@@ -167,7 +180,7 @@ void register_loss(KernelTable& t) {
   KernelDef forward{"SoftmaxCrossEntropy", DType::kF32, loss, kCpuScore, loss_prepare, loss_release};
   forward.accepts = loss_accepts;
   t.add(forward);
-  KernelDef backward{"SoftmaxCrossEntropyGrad", DType::kF32, loss_grad, kCpuScore};
+  KernelDef backward = typed_kernel<params::CrossEntropyParams, loss_grad>("SoftmaxCrossEntropyGrad", DType::kF32, kCpuScore);
   backward.accepts = grad_accepts;
   t.add(backward);
 }

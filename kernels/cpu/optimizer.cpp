@@ -75,24 +75,8 @@ POCK_SIMD_CLONES float sum_squares(const float* x, int64_t n) {
 
 const OptimizerLoops kLoops{sgd, adam, accumulate, sum_squares};
 
-Status sgd_update(const KernelCall& c) { return run_sgd_update(c, kLoops); }
-Status adam_update(const KernelCall& c) { return run_adam_update(c, kLoops); }
-Status accumulate_grad(const KernelCall& c) { return run_accumulate_grad(c, kLoops); }
-Status clip_scale(const KernelCall& c) { return run_global_norm_clip_scale(c, kLoops); }
-
-KernelDef def(const char* op, KernelFn run, bool (*accepts)(const pock_op_desc&)) {
-  KernelDef d{op, DType::kF32, run, kCpuScore};
-  d.accepts = accepts;
-  return d;
-}
-
 }  // namespace
 
-void register_optimizer(KernelTable& t) {
-  t.add(def("SgdUpdate", sgd_update, sgd_update_accepts));
-  t.add(def("AdamUpdate", adam_update, adam_update_accepts));
-  t.add(def("AccumulateGrad", accumulate_grad, accumulate_grad_accepts));
-  t.add(def("GlobalNormClipScale", clip_scale, global_norm_clip_scale_accepts));
-}
+void register_optimizer(KernelTable& t) { OptimizerKernels<kLoops>::register_all(t, kCpuScore); }
 
 }  // namespace pock::cpu

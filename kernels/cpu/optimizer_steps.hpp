@@ -1,11 +1,13 @@
 // The optimizer updates (SgdUpdate, AdamUpdate) and their helpers (AccumulateGrad,
-// GlobalNormClipScale) as the cpu and neon backends share them: this file reads the step
-// counter, the learning-rate schedule and the hyperparameters once per call (as ref/training.cpp
-// does, following torch.optim) and splits the elements over the pool; the backend supplies the
-// elementwise update loops (OptimizerLoops).
+// GlobalNormClipScale) as the cpu and neon backends share them: this file turns the step counter
+// and the op's parameters (kernels/params/training.hpp, parsed once at prepare, with the one
+// learning-rate schedule) into the per-step constants, following torch.optim as ref/training.cpp
+// does, and splits the elements over the pool; the backend supplies the elementwise update loops
+// (OptimizerLoops).
 #pragma once
 #include <cstdint>
 
+#include "kernels/params/training.hpp"
 #include "runtime/kernel.hpp"
 
 namespace pock::cpu {
@@ -42,9 +44,33 @@ bool adam_update_accepts(const pock_op_desc& op);
 bool accumulate_grad_accepts(const pock_op_desc& op);
 bool global_norm_clip_scale_accepts(const pock_op_desc& op);
 
-Status run_sgd_update(const KernelCall& c, const OptimizerLoops& loops);
-Status run_adam_update(const KernelCall& c, const OptimizerLoops& loops);
+Status run_sgd_update(const KernelCall& c, const params::SgdUpdateParams& p, const OptimizerLoops& loops);
+Status run_adam_update(const KernelCall& c, const params::AdamUpdateParams& p, const OptimizerLoops& loops);
 Status run_accumulate_grad(const KernelCall& c, const OptimizerLoops& loops);
-Status run_global_norm_clip_scale(const KernelCall& c, const OptimizerLoops& loops);
+Status run_global_norm_clip_scale(const KernelCall& c, const params::ClipScaleParams& p, const OptimizerLoops& loops);
+
+// A backend's kernel table entries for the four ops over its loops (`Loops` a constant of the
+// backend), with the cpu's acceptance checks and the backend's score.
+template <const OptimizerLoops& Loops>
+struct OptimizerKernels {
+  static Status sgd(const KernelCall& c, const params::SgdUpdateParams& p) { return run_sgd_update(c, p, Loops); }
+  static Status adam(const KernelCall& c, const params::AdamUpdateParams& p) { return run_adam_update(c, p, Loops); }
+  static Status accumulate(const KernelCall& c) { return run_accumulate_grad(c, Loops); }
+  static Status clip(const KernelCall& c, const params::ClipScaleParams& p) { return run_global_norm_clip_scale(c, p, Loops); }
+  static void register_all(KernelTable& t, int32_t score) {
+    KernelDef d = typed_kernel<params::SgdUpdateParams, sgd>("SgdUpdate", DType::kF32, score);
+    d.accepts = sgd_update_accepts;
+    t.add(d);
+    d = typed_kernel<params::AdamUpdateParams, adam>("AdamUpdate", DType::kF32, score);
+    d.accepts = adam_update_accepts;
+    t.add(d);
+    d = typed_kernel<params::ClipScaleParams, clip>("GlobalNormClipScale", DType::kF32, score);
+    d.accepts = global_norm_clip_scale_accepts;
+    t.add(d);
+    KernelDef acc{"AccumulateGrad", DType::kF32, accumulate, score};
+    acc.accepts = accumulate_grad_accepts;
+    t.add(acc);
+  }
+};
 
 }  // namespace pock::cpu

@@ -92,18 +92,8 @@ float sum_squares(const float* x, int64_t n) {
 
 const cpu::OptimizerLoops kLoops{sgd, adam, accumulate, sum_squares};
 
-Status sgd_update(const KernelCall& c) { return cpu::run_sgd_update(c, kLoops); }
-Status adam_update(const KernelCall& c) { return cpu::run_adam_update(c, kLoops); }
-Status accumulate_grad(const KernelCall& c) { return cpu::run_accumulate_grad(c, kLoops); }
-Status clip_scale(const KernelCall& c) { return cpu::run_global_norm_clip_scale(c, kLoops); }
-
 }  // namespace
 
-void register_optimizer(KernelTable& t) {
-  t.add(def("SgdUpdate", sgd_update, cpu::sgd_update_accepts));
-  t.add(def("AdamUpdate", adam_update, cpu::adam_update_accepts));
-  t.add(def("AccumulateGrad", accumulate_grad, cpu::accumulate_grad_accepts));
-  t.add(def("GlobalNormClipScale", clip_scale, cpu::global_norm_clip_scale_accepts));
-}
+void register_optimizer(KernelTable& t) { cpu::OptimizerKernels<kLoops>::register_all(t, kNeonScore); }
 
 }  // namespace pock::neon

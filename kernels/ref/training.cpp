@@ -1,10 +1,11 @@
 // Reference kernels of the training family: losses, their gradients and the optimizer updates.
-// Optimizers follow PyTorch's torch.optim (SGD, Adam, AdamW); the learning-rate schedule is
-// computed here from the step counter, so a step needs no host-side bookkeeping.
+// Optimizers follow PyTorch's torch.optim (SGD, Adam, AdamW); their parameters and the
+// learning-rate schedule come from kernels/params/training.hpp, parsed once at prepare.
 #include <algorithm>
 #include <cmath>
 #include <string>
 
+#include "kernels/params/training.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
@@ -45,12 +46,12 @@ double log_sum_exp(const float* x, int64_t n) {
 }
 
 // Per row: (1 - e) * (-log p[label]) + e * mean_c(-log p[c]), e = label_smoothing (PyTorch).
-Status softmax_cross_entropy(const KernelCall& c) {
+Status softmax_cross_entropy(const KernelCall& c, const params::CrossEntropyParams& p) {
   const float* logits = c.in_data<float>(0);
   const int64_t* labels = c.in_data<int64_t>(1);
   const CrossEntropyShape s = cross_entropy_shape(c.in(0));
-  const int64_t ignore = c.attr_int("ignore_index", -100);
-  const double eps = c.attr_float("label_smoothing", 0.0);
+  const int64_t ignore = p.ignore_index;
+  const double eps = p.label_smoothing;
   double total = 0.0;
   for (int64_t r = 0; r < s.rows; ++r) {
     if (labels[r] == ignore) continue;
@@ -68,14 +69,14 @@ Status softmax_cross_entropy(const KernelCall& c) {
 }
 
 // dlogits = dloss / n * (softmax - (1 - e) onehot(label) - e / C); ignored rows get 0.
-Status softmax_cross_entropy_grad(const KernelCall& c) {
+Status softmax_cross_entropy_grad(const KernelCall& c, const params::CrossEntropyParams& p) {
   const float dloss = *c.in_data<float>(0);
   const float* logits = c.in_data<float>(1);
   const int64_t* labels = c.in_data<int64_t>(2);
   float* dx = c.out_data<float>(0);
   const CrossEntropyShape s = cross_entropy_shape(c.in(1));
-  const int64_t ignore = c.attr_int("ignore_index", -100);
-  const double eps = c.attr_float("label_smoothing", 0.0);
+  const int64_t ignore = p.ignore_index;
+  const double eps = p.label_smoothing;
   const int64_t n = counted_rows(labels, s.rows, ignore);
   const double scale = n ? dloss / static_cast<double>(n) : 0.0;
   for (int64_t r = 0; r < s.rows; ++r) {
@@ -125,8 +126,8 @@ Status accumulate_grad(const KernelCall& c) {
 }
 
 // torch.nn.utils.clip_grad_norm_: coefficient max_norm / (total_norm + 1e-6), clamped to 1.
-Status global_norm_clip_scale(const KernelCall& c) {
-  const double grad_scale = c.attr_float("grad_scale", 1.0);
+Status global_norm_clip_scale(const KernelCall& c, const params::ClipScaleParams& p) {
+  const double grad_scale = p.grad_scale;
   double sum_sq = 0.0;
   for (int k = 0; k < c.num_inputs(); ++k) {
     const float* g = c.in_data<float>(k);
@@ -135,58 +136,32 @@ Status global_norm_clip_scale(const KernelCall& c) {
       sum_sq += v * v;
     }
   }
-  const double coef = c.attr_float("max_norm", 1.0) / (std::sqrt(sum_sq) + 1e-6);
+  const double coef = p.max_norm / (std::sqrt(sum_sq) + 1e-6);
   *c.out_data<float>(0) = static_cast<float>(std::fmin(coef, 1.0));
   return Status::ok();
 }
 
 // ---- optimizer updates ------------------------------------------------------------------------
 
-// Which update this train step performs: 0 on the micro-batches that only accumulate.
-int64_t update_index(const KernelCall& c) {
-  const int64_t step = *c.in_data<int64_t>(2);  // 1-based: the runtime advances it before the step
-  const int64_t k = c.attr_int("accumulation", 1);
-  return step > 0 && step % k == 0 ? step / k : 0;
-}
-
-// Learning rate of update u (1-based). linear_warmup: lr * u / warmup for u <= warmup, then lr.
-// cosine: the same warm-up, then lr at update warmup + 1 decaying to min_lr at update
-// total_steps along half a cosine, and min_lr after.
-double scheduled_lr(const KernelCall& c, int64_t u) {
-  const double lr = c.attr_float("lr", 0.01);
-  const std::string_view type = c.attr_string("schedule", "constant");
-  if (type == "constant") return lr;
-  const int64_t warmup = c.attr_int("warmup_steps", 0);
-  if (u <= warmup) return lr * static_cast<double>(u) / static_cast<double>(warmup);
-  if (type == "linear_warmup") return lr;
-  const int64_t total = c.attr_int("total_steps", 0);
-  const double min_lr = c.attr_float("min_lr", 0.0);
-  const double span = static_cast<double>(std::max<int64_t>(1, total - warmup - 1));
-  const double progress = std::fmin(1.0, static_cast<double>(u - warmup - 1) / span);
-  return min_lr + (lr - min_lr) * 0.5 * (1.0 + std::cos(M_PI * progress));
-}
-
-// The gradient an update applies: the accumulator's mean over micro-batches, times the clip factor.
-float gradient_scale(const KernelCall& c, int clip_input) {
-  const double k = static_cast<double>(c.attr_int("accumulation", 1));
-  const double clip = c.has_input(clip_input) ? *c.in_data<float>(clip_input) : 1.0;
-  return static_cast<float>(clip / k);
+// The clip factor of an update (GlobalNormClipScale's output), 1 without clipping.
+float clip_factor(const KernelCall& c, int clip_input) {
+  return c.num_inputs() > clip_input && c.has_input(clip_input) ? *c.in_data<float>(clip_input) : 1.0f;
 }
 
 // torch.optim.SGD (dampening 0): g += wd p; buf = momentum buf + g; g = nesterov ? g + momentum
 // buf : buf; p -= lr g. A zero-initialized buffer makes the first step buf = g, as in PyTorch.
-Status sgd_update(const KernelCall& c) {
-  const int64_t u = update_index(c);
+Status sgd_update(const KernelCall& c, const params::SgdUpdateParams& h) {
+  const int64_t u = h.update_index(*c.in_data<int64_t>(2));
   if (u == 0) return Status::ok();
   float* p = c.inout_data<float>(0);
   float* grad = c.inout_data<float>(1);
-  float* buf = c.has_input(3) ? c.inout_data<float>(3) : nullptr;
-  const float lr = static_cast<float>(scheduled_lr(c, u));
-  const float wd = static_cast<float>(c.attr_float("weight_decay", 0.0));
-  const float momentum = static_cast<float>(c.attr_float("momentum", 0.0));
-  const bool nesterov = c.attr_int("nesterov", 0) != 0;
-  const float scale = gradient_scale(c, 4);
-  const bool accumulator = c.attr_int("accumulation", 1) > 1;
+  float* buf = c.num_inputs() > 3 && c.has_input(3) ? c.inout_data<float>(3) : nullptr;
+  const float lr = static_cast<float>(h.schedule.at(u));
+  const float wd = static_cast<float>(h.weight_decay);
+  const float momentum = static_cast<float>(h.momentum);
+  const bool nesterov = h.nesterov;
+  const float scale = h.gradient_scale(clip_factor(c, 4));
+  const bool accumulator = h.zeroes_gradient();
   // numel(gradient): a partial-channel gradient covers only the parameter's leading rows.
   for (int64_t i = 0, n = numel(c.in(1)); i < n; ++i) {
     float g = grad[i] * scale;
@@ -204,21 +179,21 @@ Status sgd_update(const KernelCall& c) {
 // torch.optim.Adam / AdamW: m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
 // p -= lr / (1 - b1^u) * m / (sqrt(v) / sqrt(1 - b2^u) + eps). Adam adds wd p to g; AdamW
 // (decoupled=1) first scales p by 1 - lr wd.
-Status adam_update(const KernelCall& c) {
-  const int64_t u = update_index(c);
+Status adam_update(const KernelCall& c, const params::AdamUpdateParams& h) {
+  const int64_t u = h.update_index(*c.in_data<int64_t>(2));
   if (u == 0) return Status::ok();
   float* p = c.inout_data<float>(0);
   float* grad = c.inout_data<float>(1);
   float* m = c.inout_data<float>(3);
   float* v = c.inout_data<float>(4);
-  const double lr = scheduled_lr(c, u);
-  const double wd = c.attr_float("weight_decay", 0.0);
-  const double b1 = c.attr_float("beta1", 0.9), b2 = c.attr_float("beta2", 0.999), eps = c.attr_float("eps", 1e-8);
-  const bool decoupled = c.attr_int("decoupled", 0) != 0;
+  const double lr = h.schedule.at(u);
+  const double wd = h.weight_decay;
+  const double b1 = h.beta1, b2 = h.beta2, eps = h.eps;
+  const bool decoupled = h.decoupled;
   const double bias1 = 1.0 - std::pow(b1, static_cast<double>(u));
   const double bias2_sqrt = std::sqrt(1.0 - std::pow(b2, static_cast<double>(u)));
-  const float scale = gradient_scale(c, 5);
-  const bool accumulator = c.attr_int("accumulation", 1) > 1;
+  const float scale = h.gradient_scale(clip_factor(c, 5));
+  const bool accumulator = h.zeroes_gradient();
   for (int64_t i = 0, n = numel(c.in(1)); i < n; ++i) {  // the gradient's rows, as in sgd_update
     double g = static_cast<double>(grad[i] * scale);
     double w = p[i];
@@ -238,14 +213,14 @@ Status adam_update(const KernelCall& c) {
 }  // namespace
 
 void register_ref_training(KernelTable& t) {
-  t.add({"SoftmaxCrossEntropy", DType::kF32, softmax_cross_entropy});
-  t.add({"SoftmaxCrossEntropyGrad", DType::kF32, softmax_cross_entropy_grad});
+  t.add(typed_kernel<params::CrossEntropyParams, softmax_cross_entropy>("SoftmaxCrossEntropy", DType::kF32));
+  t.add(typed_kernel<params::CrossEntropyParams, softmax_cross_entropy_grad>("SoftmaxCrossEntropyGrad", DType::kF32));
   t.add({"MseLoss", DType::kF32, mse_loss});
   t.add({"MseLossGrad", DType::kF32, mse_loss_grad});
   t.add({"AccumulateGrad", DType::kF32, accumulate_grad});
-  t.add({"GlobalNormClipScale", DType::kF32, global_norm_clip_scale});
-  t.add({"SgdUpdate", DType::kF32, sgd_update});
-  t.add({"AdamUpdate", DType::kF32, adam_update});
+  t.add(typed_kernel<params::ClipScaleParams, global_norm_clip_scale>("GlobalNormClipScale", DType::kF32));
+  t.add(typed_kernel<params::SgdUpdateParams, sgd_update>("SgdUpdate", DType::kF32));
+  t.add(typed_kernel<params::AdamUpdateParams, adam_update>("AdamUpdate", DType::kF32));
 }
 
 }  // namespace pock

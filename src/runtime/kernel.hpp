@@ -3,6 +3,8 @@
 // out-of-tree plugins implement (see table_backend.hpp).
 #pragma once
 #include <cstring>
+#include <new>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -102,6 +104,30 @@ struct KernelDef {
   // Used instead of `prepare` when set.
   KernelScopedPrepareFn prepare_scoped = nullptr;
 };
+
+// A kernel whose attributes are parsed once, at prepare, by the op's parser that every backend
+// shares (kernels/params/<family>.hpp: `Status parse(const pock_op_desc&, Params*)`, found by
+// argument-dependent lookup); run receives them typed and never looks an attribute up.
+template <typename Params, Status (*Run)(const KernelCall&, const Params&)>
+KernelDef typed_kernel(const char* op, DType dtype, int32_t score = 1) {
+  KernelDef d;
+  d.op = op;
+  d.dtype = dtype;
+  d.score = score;
+  d.prepare = [](const pock_op_desc& desc, void** state) -> Status {
+    auto* p = new (std::nothrow) Params{};
+    if (!p) return Status(Code::kOutOfMemory, std::string(desc.op) + " '" + desc.name + "': parameters");
+    if (Status s = parse(desc, p); !s.is_ok()) {
+      delete p;
+      return s;
+    }
+    *state = p;
+    return Status::ok();
+  };
+  d.release = [](void* state) { delete static_cast<Params*>(state); };
+  d.run = [](const KernelCall& c) { return Run(c, *static_cast<const Params*>(c.state)); };
+  return d;
+}
 
 // The kernels of one in-tree backend, keyed by (op, dtype).
 class KernelTable {

@@ -1,0 +1,50 @@
+#include "kernels/params/attr_reader.hpp"
+
+#include <cmath>
+
+namespace pock::params {
+
+const pock_attr* AttrReader::find(std::string_view name) const {
+  for (int32_t i = 0; i < op_.num_attrs; ++i) {
+    if (op_.attrs[i].name && name == op_.attrs[i].name) return &op_.attrs[i];
+  }
+  return nullptr;
+}
+
+void AttrReader::invalid(std::string_view name, const std::string& why) {
+  if (!status_.is_ok()) return;
+  status_ = Status(Code::kInvalidArgument, std::string(op_.op) + " '" + op_.name + "': attribute '" +
+                                               std::string(name) + "' " + why);
+}
+
+void AttrReader::wrong_kind(const pock_attr& a, const char* wanted) { invalid(a.name, std::string("must be ") + wanted); }
+
+int64_t AttrReader::integer(std::string_view name, int64_t fallback) {
+  const pock_attr* a = find(name);
+  if (!a) return fallback;
+  if (a->kind == POCK_ATTR_INT) return a->i;
+  wrong_kind(*a, "an integer");
+  return fallback;
+}
+
+double AttrReader::real(std::string_view name, double fallback) {
+  const pock_attr* a = find(name);
+  if (!a) return fallback;
+  if (a->kind == POCK_ATTR_FLOAT) {
+    if (std::isnan(a->f)) invalid(name, "is NaN");
+    return a->f;
+  }
+  if (a->kind == POCK_ATTR_INT) return static_cast<double>(a->i);
+  wrong_kind(*a, "a number");
+  return fallback;
+}
+
+std::string_view AttrReader::text(std::string_view name, std::string_view fallback) {
+  const pock_attr* a = find(name);
+  if (!a) return fallback;
+  if (a->kind == POCK_ATTR_STRING && a->s) return a->s;
+  wrong_kind(*a, "a string");
+  return fallback;
+}
+
+}  // namespace pock::params
