@@ -6,6 +6,7 @@
 //   dx = r * g dy - x * r^3 * mean(g dy * x),  dgamma = sum(dy * x * r).
 #include <cmath>
 
+#include "kernels/params/norm.hpp"
 #include "kernels/ref/layer_grad.hpp"
 
 namespace pock {
@@ -163,23 +164,15 @@ struct AxisLayout {
   int64_t outer = 1, extent = 1, inner = 1;
 };
 
-AxisLayout axis_layout(const KernelCall& c) {
-  const pock_tensor_desc& t = c.in(1);
-  int64_t axis = c.attr_int("axis", -1);
-  if (axis < 0) axis += t.rank;
-  AxisLayout l;
-  for (int i = 0; i < t.rank; ++i) {
-    if (i < axis) l.outer *= t.dims[i];
-    if (i == axis) l.extent = t.dims[i];
-    if (i > axis) l.inner *= t.dims[i];
-  }
-  return l;
+AxisLayout axis_layout(const KernelCall& c, const params::AxisNormParams& p) {
+  const params::AxisSplit s = p.around(c.in(1));
+  return {s.outer, s.extent, s.inner};
 }
 
 // SoftmaxGrad(dy, y) -> y * (dy - sum(dy * y)); LogSoftmaxGrad(dy, y) -> dy - exp(y) * sum(dy).
 template <bool kLog>
-Status softmax_grad(const KernelCall& c) {
-  const AxisLayout l = axis_layout(c);
+Status softmax_grad(const KernelCall& c, const params::AxisNormParams& p) {
+  const AxisLayout l = axis_layout(c, p);
   const float* dy = c.in_data<float>(0);
   const float* y = c.in_data<float>(1);
   float* dx = c.out_data<float>(0);
@@ -207,8 +200,8 @@ void register_ref_norm_grad(KernelTable& t) {
   t.add({"BatchNormParamGrad", DType::kF32, batch_norm_param_grad});
   t.add({"LayerNormGrad", DType::kF32, layer_norm_grad});
   t.add({"RMSNormGrad", DType::kF32, rms_norm_grad});
-  t.add({"SoftmaxGrad", DType::kF32, softmax_grad<false>});
-  t.add({"LogSoftmaxGrad", DType::kF32, softmax_grad<true>});
+  t.add(typed_kernel<params::AxisNormParams, softmax_grad<false>>("SoftmaxGrad", DType::kF32));
+  t.add(typed_kernel<params::AxisNormParams, softmax_grad<true>>("LogSoftmaxGrad", DType::kF32));
 }
 
 }  // namespace pock

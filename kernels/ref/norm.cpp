@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "kernels/params/norm.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
@@ -23,23 +24,9 @@ AxisView view_around(const pock_tensor_desc& x, int axis) {
   return v;
 }
 
-// x viewed as [rows, cols] where cols are the dims from `axis` on (LayerNorm, RMSNorm).
-struct RowView {
-  int64_t rows = 1, cols = 1;
-};
-
-Status row_view(const KernelCall& c, RowView* v) {
-  const pock_tensor_desc& x = c.in(0);
-  const int64_t attr = c.attr_int("axis", -1);
-  const int64_t axis = attr < 0 ? attr + x.rank : attr;
-  if (axis < 0 || axis >= x.rank) return c.error("axis " + std::to_string(attr) + " out of range for rank " + std::to_string(x.rank));
-  for (int d = 0; d < x.rank; ++d) (d < axis ? v->rows : v->cols) *= x.dims[d];
-  return Status::ok();
-}
-
 // ---- BatchNorm ------------------------------------------------------------------------------
 
-Status batch_norm(const KernelCall& c) {
+Status batch_norm(const KernelCall& c, const params::BatchNormParams& p) {
   const AxisView v = view_around(c.in(0), 1);  // [N, C, spatial]
   const float* x = c.in_data<float>(0);
   const float* gamma = c.in_data<float>(1);
@@ -47,7 +34,7 @@ Status batch_norm(const KernelCall& c) {
   const float* mean = c.in_data<float>(3);
   const float* var = c.in_data<float>(4);
   float* y = c.out_data<float>(0);
-  const double eps = c.attr_float("eps", 1e-5);
+  const double eps = p.eps;
   for (int64_t ch = 0; ch < v.len; ++ch) {
     const double scale = gamma[ch] / std::sqrt(static_cast<double>(var[ch]) + eps);
     const double shift = beta[ch] - mean[ch] * scale;
@@ -59,7 +46,7 @@ Status batch_norm(const KernelCall& c) {
   return Status::ok();
 }
 
-Status batch_norm_train(const KernelCall& c) {
+Status batch_norm_train(const KernelCall& c, const params::BatchNormParams& p) {
   const AxisView v = view_around(c.in(0), 1);
   const float* x = c.in_data<float>(0);
   const float* gamma = c.in_data<float>(1);
@@ -69,8 +56,8 @@ Status batch_norm_train(const KernelCall& c) {
   float* y = c.out_data<float>(0);
   float* saved_mean = c.out_data<float>(1);
   float* saved_invstd = c.out_data<float>(2);
-  const double eps = c.attr_float("eps", 1e-5);
-  const double momentum = c.attr_float("momentum", 0.1);
+  const double eps = p.eps;
+  const double momentum = p.momentum;
   const double count = static_cast<double>(v.outer * v.inner);
   if (count < 2) return c.error("training needs more than one value per channel");
   for (int64_t ch = 0; ch < v.len; ++ch) {
@@ -104,26 +91,25 @@ Status batch_norm_train(const KernelCall& c) {
 
 // ---- LayerNorm, RMSNorm ---------------------------------------------------------------------
 
-Status layer_norm(const KernelCall& c) {
-  RowView v;
-  POCK_RETURN_IF_ERROR(row_view(c, &v));
+Status layer_norm(const KernelCall& c, const params::AxisNormParams& p) {
+  const params::RowSplit v = p.rows(c.in(0));
   const float* x = c.in_data<float>(0);
   const float* gamma = c.has_input(1) ? c.in_data<float>(1) : nullptr;
   const float* beta = c.has_input(2) ? c.in_data<float>(2) : nullptr;
   float* y = c.out_data<float>(0);
   float* mean_out = c.num_outputs() > 1 ? c.out_data<float>(1) : nullptr;
   float* invstd_out = c.num_outputs() > 2 ? c.out_data<float>(2) : nullptr;
-  const double eps = c.attr_float("eps", 1e-5);
+  const double eps = p.eps;
   for (int64_t r = 0; r < v.rows; ++r) {
-    const float* xr = x + r * v.cols;
-    float* yr = y + r * v.cols;
+    const float* xr = x + r * v.features;
+    float* yr = y + r * v.features;
     double sum = 0.0;
-    for (int64_t j = 0; j < v.cols; ++j) sum += xr[j];
-    const double mean = v.cols ? sum / static_cast<double>(v.cols) : 0.0;
+    for (int64_t j = 0; j < v.features; ++j) sum += xr[j];
+    const double mean = v.features ? sum / static_cast<double>(v.features) : 0.0;
     double sq = 0.0;
-    for (int64_t j = 0; j < v.cols; ++j) sq += (xr[j] - mean) * (xr[j] - mean);
-    const double invstd = 1.0 / std::sqrt((v.cols ? sq / static_cast<double>(v.cols) : 0.0) + eps);
-    for (int64_t j = 0; j < v.cols; ++j) {
+    for (int64_t j = 0; j < v.features; ++j) sq += (xr[j] - mean) * (xr[j] - mean);
+    const double invstd = 1.0 / std::sqrt((v.features ? sq / static_cast<double>(v.features) : 0.0) + eps);
+    for (int64_t j = 0; j < v.features; ++j) {
       double out = (xr[j] - mean) * invstd;
       if (gamma) out *= gamma[j];
       if (beta) out += beta[j];
@@ -135,21 +121,20 @@ Status layer_norm(const KernelCall& c) {
   return Status::ok();
 }
 
-Status rms_norm(const KernelCall& c) {
-  RowView v;
-  POCK_RETURN_IF_ERROR(row_view(c, &v));
+Status rms_norm(const KernelCall& c, const params::AxisNormParams& p) {
+  const params::RowSplit v = p.rows(c.in(0));
   const float* x = c.in_data<float>(0);
   const float* gamma = c.has_input(1) ? c.in_data<float>(1) : nullptr;
   float* y = c.out_data<float>(0);
   float* invrms_out = c.num_outputs() > 1 ? c.out_data<float>(1) : nullptr;
-  const double eps = c.attr_float("eps", 1e-6);
+  const double eps = p.eps;
   for (int64_t r = 0; r < v.rows; ++r) {
-    const float* xr = x + r * v.cols;
-    float* yr = y + r * v.cols;
+    const float* xr = x + r * v.features;
+    float* yr = y + r * v.features;
     double sq = 0.0;
-    for (int64_t j = 0; j < v.cols; ++j) sq += static_cast<double>(xr[j]) * xr[j];
-    const double invrms = 1.0 / std::sqrt((v.cols ? sq / static_cast<double>(v.cols) : 0.0) + eps);
-    for (int64_t j = 0; j < v.cols; ++j) yr[j] = static_cast<float>(xr[j] * invrms * (gamma ? gamma[j] : 1.0f));
+    for (int64_t j = 0; j < v.features; ++j) sq += static_cast<double>(xr[j]) * xr[j];
+    const double invrms = 1.0 / std::sqrt((v.features ? sq / static_cast<double>(v.features) : 0.0) + eps);
+    for (int64_t j = 0; j < v.features; ++j) yr[j] = static_cast<float>(xr[j] * invrms * (gamma ? gamma[j] : 1.0f));
     if (invrms_out) invrms_out[r] = static_cast<float>(invrms);
   }
   return Status::ok();
@@ -159,12 +144,8 @@ Status rms_norm(const KernelCall& c) {
 
 // Subtracting the max keeps exp() from overflowing; the sum is then >= 1, so log() is safe.
 template <bool kLog>
-Status softmax(const KernelCall& c) {
-  const pock_tensor_desc& X = c.in(0);
-  const int64_t attr = c.attr_int("axis", -1);
-  const int64_t axis = attr < 0 ? attr + X.rank : attr;
-  if (axis < 0 || axis >= X.rank) return c.error("axis " + std::to_string(attr) + " out of range for rank " + std::to_string(X.rank));
-  const AxisView v = view_around(X, static_cast<int>(axis));
+Status softmax(const KernelCall& c, const params::AxisNormParams& p) {
+  const AxisView v = view_around(c.in(0), static_cast<int>(p.axis));
   const float* x = c.in_data<float>(0);
   float* y = c.out_data<float>(0);
   for (int64_t o = 0; o < v.outer; ++o) {
@@ -188,12 +169,12 @@ Status softmax(const KernelCall& c) {
 }  // namespace
 
 void register_ref_norm(KernelTable& t) {
-  t.add({"BatchNorm", DType::kF32, batch_norm});
-  t.add({"BatchNormTrain", DType::kF32, batch_norm_train});
-  t.add({"LayerNorm", DType::kF32, layer_norm});
-  t.add({"RMSNorm", DType::kF32, rms_norm});
-  t.add({"Softmax", DType::kF32, softmax<false>});
-  t.add({"LogSoftmax", DType::kF32, softmax<true>});
+  t.add(typed_kernel<params::BatchNormParams, batch_norm>("BatchNorm", DType::kF32));
+  t.add(typed_kernel<params::BatchNormParams, batch_norm_train>("BatchNormTrain", DType::kF32));
+  t.add(typed_kernel<params::AxisNormParams, layer_norm>("LayerNorm", DType::kF32));
+  t.add(typed_kernel<params::AxisNormParams, rms_norm>("RMSNorm", DType::kF32));
+  t.add(typed_kernel<params::AxisNormParams, softmax<false>>("Softmax", DType::kF32));
+  t.add(typed_kernel<params::AxisNormParams, softmax<true>>("LogSoftmax", DType::kF32));
 }
 
 }  // namespace pock

@@ -109,11 +109,12 @@ struct KernelDef {
 // shares (kernels/params/<family>.hpp: `Status parse(const pock_op_desc&, Params*)`, found by
 // argument-dependent lookup); run receives them typed and never looks an attribute up.
 template <typename Params, Status (*Run)(const KernelCall&, const Params&)>
-KernelDef typed_kernel(const char* op, DType dtype, int32_t score = 1) {
+KernelDef typed_kernel(const char* op, DType dtype, int32_t score = 1, bool (*accepts)(const pock_op_desc&) = nullptr) {
   KernelDef d;
   d.op = op;
   d.dtype = dtype;
   d.score = score;
+  d.accepts = accepts;
   d.prepare = [](const pock_op_desc& desc, void** state) -> Status {
     auto* p = new (std::nothrow) Params{};
     if (!p) return Status(Code::kOutOfMemory, std::string(desc.op) + " '" + desc.name + "': parameters");
