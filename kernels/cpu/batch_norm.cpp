@@ -47,8 +47,8 @@ POCK_SIMD_CLONES void combine(const float* dy, const float* x, float center, flo
 
 const BatchNormLoops kLoops{sum, sum_squared_deviation, normalize, grad_sums, combine};
 
-Status infer(const KernelCall& c) { return run_batch_norm(c, kLoops); }
-Status train(const KernelCall& c) { return run_batch_norm_train(c, kLoops); }
+Status infer(const KernelCall& c, const params::BatchNormParams& p) { return run_batch_norm(c, p, kLoops); }
+Status train(const KernelCall& c, const params::BatchNormParams& p) { return run_batch_norm_train(c, p, kLoops); }
 Status train_grad(const KernelCall& c) { return run_batch_norm_train_grad(c, kLoops); }
 Status param_grad(const KernelCall& c) { return run_batch_norm_param_grad(c, kLoops); }
 
@@ -61,8 +61,9 @@ KernelDef def(const char* op, KernelFn run, bool (*accepts)(const pock_op_desc&)
 }  // namespace
 
 void register_batch_norm(KernelTable& t) {
-  t.add(def("BatchNorm", infer, batch_norm_accepts));
-  t.add(def("BatchNormTrain", train, batch_norm_train_accepts));
+  using P = params::BatchNormParams;
+  t.add(typed_kernel<P, infer>("BatchNorm", DType::kF32, kCpuScore, batch_norm_accepts));
+  t.add(typed_kernel<P, train>("BatchNormTrain", DType::kF32, kCpuScore, batch_norm_train_accepts));
   t.add(def("BatchNormTrainGrad", train_grad, batch_norm_train_grad_accepts));
   t.add(def("BatchNormParamGrad", param_grad, batch_norm_param_grad_accepts));
 }

@@ -105,7 +105,7 @@ bool batch_norm_param_grad_accepts(const pock_op_desc& op) {
          numel(op.inputs[0]) == numel(op.inputs[1]);
 }
 
-Status run_batch_norm(const KernelCall& c, const BatchNormLoops& loops) {
+Status run_batch_norm(const KernelCall& c, const params::BatchNormParams& p, const BatchNormLoops& loops) {
   const Channels l = channels_of(c.in(0));
   const float* x = c.in_data<float>(0);
   const float* gamma = c.in_data<float>(1);
@@ -113,7 +113,7 @@ Status run_batch_norm(const KernelCall& c, const BatchNormLoops& loops) {
   const float* mean = c.in_data<float>(3);
   const float* var = c.in_data<float>(4);
   float* y = c.out_data<float>(0);
-  const double eps = c.attr_float("eps", 1e-5);
+  const double eps = p.eps;
   for_channels(c, l, [&](int64_t ch) {
     const float scale = static_cast<float>(gamma[ch] / std::sqrt(static_cast<double>(var[ch]) + eps));
     for (int64_t n = 0; n < l.batch; ++n) loops.normalize(x + l.row(n, ch), mean[ch], scale, beta[ch], y + l.row(n, ch), l.inner);
@@ -121,7 +121,7 @@ Status run_batch_norm(const KernelCall& c, const BatchNormLoops& loops) {
   return Status::ok();
 }
 
-Status run_batch_norm_train(const KernelCall& c, const BatchNormLoops& loops) {
+Status run_batch_norm_train(const KernelCall& c, const params::BatchNormParams& p, const BatchNormLoops& loops) {
   const Channels l = channels_of(c.in(0));
   if (l.count() < 2) return c.error("training needs more than one value per channel");
   const float* x = c.in_data<float>(0);
@@ -132,8 +132,8 @@ Status run_batch_norm_train(const KernelCall& c, const BatchNormLoops& loops) {
   float* y = c.out_data<float>(0);
   float* saved_mean = c.out_data<float>(1);
   float* saved_invstd = c.out_data<float>(2);
-  const double eps = c.attr_float("eps", 1e-5);
-  const double momentum = c.attr_float("momentum", 0.1);
+  const double eps = p.eps;
+  const double momentum = p.momentum;
   const double count = static_cast<double>(l.count());
   for_channels(c, l, [&](int64_t ch) {
     double sum = 0.0;

@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/params/norm.hpp"
 #include "runtime/kernel.hpp"
 
 namespace pock::cpu {
@@ -31,8 +32,8 @@ bool batch_norm_train_grad_accepts(const pock_op_desc& op);
 bool batch_norm_param_grad_accepts(const pock_op_desc& op);
 
 // Inference form: y = (x - running_mean) * gamma / sqrt(running_var + eps) + beta, per channel.
-Status run_batch_norm(const KernelCall& c, const BatchNormLoops& loops);
-Status run_batch_norm_train(const KernelCall& c, const BatchNormLoops& loops);
+Status run_batch_norm(const KernelCall& c, const params::BatchNormParams& p, const BatchNormLoops& loops);
+Status run_batch_norm_train(const KernelCall& c, const params::BatchNormParams& p, const BatchNormLoops& loops);
 Status run_batch_norm_train_grad(const KernelCall& c, const BatchNormLoops& loops);
 Status run_batch_norm_param_grad(const KernelCall& c, const BatchNormLoops& loops);
 

@@ -7,6 +7,7 @@
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/simd.hpp"
 #include "kernels/cpu/thread_pool.hpp"
+#include "kernels/params/norm.hpp"
 
 namespace pock::cpu {
 namespace {
@@ -53,13 +54,16 @@ struct Rows {
   int64_t width = 0;
 };
 
+Rows rows_of(const pock_tensor_desc& x, const params::AxisNormParams& p) {
+  const params::RowSplit split = p.rows(x);
+  return {static_cast<size_t>(split.rows), split.features};
+}
+
+// By the op's shared parser; false when its attributes are invalid (prepare then says why).
 bool rows_of(const pock_op_desc& op, Rows* out) {
-  const pock_tensor_desc& x = op.inputs[0];
-  int64_t axis = call_of(op).attr_int("axis", -1);
-  if (axis < 0) axis += x.rank;
-  if (axis < 0 || axis >= x.rank) return false;
-  out->rows = static_cast<size_t>(dims_product(x, 0, static_cast<int>(axis)));
-  out->width = dims_product(x, static_cast<int>(axis), x.rank);
+  params::AxisNormParams p;
+  if (!params::parse(op, &p).is_ok()) return false;
+  *out = rows_of(op.inputs[0], p);
   return true;
 }
 
@@ -92,16 +96,15 @@ void for_rows(const KernelCall& c, const Rows& r, const RowFn& row_fn) {
   });
 }
 
-Status layer_norm(const KernelCall& c) {
-  Rows r;
-  if (!rows_of(*c.desc, &r)) return c.error("axis out of range");
+Status layer_norm(const KernelCall& c, const params::AxisNormParams& p) {
+  const Rows r = rows_of(c.in(0), p);
   const float* x = c.in_data<float>(0);
   const float* gamma = optional_input(c, 1);
   const float* beta = optional_input(c, 2);
   float* y = c.out_data<float>(0);
   float* mean_out = optional_output(c, 1);
   float* invstd_out = optional_output(c, 2);
-  const float eps = static_cast<float>(c.attr_float("eps", 1e-5));
+  const float eps = static_cast<float>(p.eps);
   const float inv_width = r.width ? 1.0f / static_cast<float>(r.width) : 0.0f;
   for_rows(c, r, [&](size_t i) {
     const float* xr = x + i * r.width;
@@ -114,14 +117,13 @@ Status layer_norm(const KernelCall& c) {
   return Status::ok();
 }
 
-Status rms_norm(const KernelCall& c) {
-  Rows r;
-  if (!rows_of(*c.desc, &r)) return c.error("axis out of range");
+Status rms_norm(const KernelCall& c, const params::AxisNormParams& p) {
+  const Rows r = rows_of(c.in(0), p);
   const float* x = c.in_data<float>(0);
   const float* gamma = optional_input(c, 1);
   float* y = c.out_data<float>(0);
   float* invrms_out = optional_output(c, 1);
-  const float eps = static_cast<float>(c.attr_float("eps", 1e-6));
+  const float eps = static_cast<float>(p.eps);
   const float inv_width = r.width ? 1.0f / static_cast<float>(r.width) : 0.0f;
   for_rows(c, r, [&](size_t i) {
     const float* xr = x + i * r.width;
@@ -132,17 +134,12 @@ Status rms_norm(const KernelCall& c) {
   return Status::ok();
 }
 
-KernelDef def(const char* op, KernelFn run) {
-  KernelDef d{op, DType::kF32, run, kCpuScore};
-  d.accepts = row_norm_accepts;
-  return d;
-}
-
 }  // namespace
 
 void register_norm(KernelTable& t) {
-  t.add(def("LayerNorm", layer_norm));
-  t.add(def("RMSNorm", rms_norm));
+  using P = params::AxisNormParams;
+  t.add(typed_kernel<P, layer_norm>("LayerNorm", DType::kF32, kCpuScore, row_norm_accepts));
+  t.add(typed_kernel<P, rms_norm>("RMSNorm", DType::kF32, kCpuScore, row_norm_accepts));
 }
 
 }  // namespace pock::cpu

@@ -93,24 +93,8 @@ POCK_SIMD_CLONES void log_softmax_row(const float* dy, const float* y, float* dx
 const NormGradLoops kLoops{layer_norm_row, layer_norm_params, rms_norm_row,
                            rms_norm_gamma, softmax_row,       log_softmax_row};
 
-Status layer_norm_grad(const KernelCall& c) { return run_layer_norm_grad(c, kLoops); }
-Status rms_norm_grad(const KernelCall& c) { return run_rms_norm_grad(c, kLoops); }
-Status softmax_grad(const KernelCall& c) { return run_softmax_grad(c, kLoops); }
-Status log_softmax_grad(const KernelCall& c) { return run_log_softmax_grad(c, kLoops); }
-
-KernelDef def(const char* op, KernelFn run, bool (*accepts)(const pock_op_desc&)) {
-  KernelDef d{op, DType::kF32, run, kCpuScore};
-  d.accepts = accepts;
-  return d;
-}
-
 }  // namespace
 
-void register_norm_grad(KernelTable& t) {
-  t.add(def("LayerNormGrad", layer_norm_grad, layer_norm_grad_accepts));
-  t.add(def("RMSNormGrad", rms_norm_grad, rms_norm_grad_accepts));
-  t.add(def("SoftmaxGrad", softmax_grad, softmax_grad_accepts));
-  t.add(def("LogSoftmaxGrad", log_softmax_grad, softmax_grad_accepts));
-}
+void register_norm_grad(KernelTable& t) { NormGradKernels<kLoops>::register_all(t, kCpuScore); }
 
 }  // namespace pock::cpu

@@ -11,17 +11,14 @@ namespace {
 
 constexpr size_t kMinElementsPerTask = size_t{1} << 13;
 
-struct Rows {
-  int64_t rows = 0, features = 0;
-};
+using Rows = params::RowSplit;
 
-// rows = prod(x.shape[:axis]), features = prod(x.shape[axis:]); false for an axis out of range.
+// rows = prod(x.shape[:axis]), features = prod(x.shape[axis:]) by the op's shared parser; false
+// when its attributes are invalid (prepare then reports why).
 bool rows_at_axis(const pock_op_desc& op, const pock_tensor_desc& x, Rows* r) {
-  int64_t axis = call_of(op).attr_int("axis", -1);
-  if (axis < 0) axis += x.rank;
-  if (axis < 0 || axis >= x.rank) return false;
-  r->rows = dims_product(x, 0, static_cast<int>(axis));
-  r->features = dims_product(x, static_cast<int>(axis), x.rank);
+  params::AxisNormParams p;
+  if (!params::parse(op, &p).is_ok()) return false;
+  *r = p.rows(x);
   return true;
 }
 
@@ -89,16 +86,14 @@ bool rms_norm_grad_accepts(const pock_op_desc& op) {
 bool softmax_grad_accepts(const pock_op_desc& op) {
   if (op.num_inputs != 2 || op.num_outputs != 1 || !all_f32(op)) return false;
   const pock_tensor_desc& y = op.inputs[1];
-  int64_t axis = call_of(op).attr_int("axis", -1);
-  if (axis < 0) axis += y.rank;
+  params::AxisNormParams p;
   // Trailing dims of size 1 after the axis leave it contiguous.
-  return axis >= 0 && axis < y.rank && dims_product(y, static_cast<int>(axis) + 1, y.rank) == 1 &&
-         numel(op.inputs[0]) == numel(y) && numel(op.outputs[0]) == numel(y);
+  return params::parse(op, &p).is_ok() && p.axis_is_last(y) && numel(op.inputs[0]) == numel(y) &&
+         numel(op.outputs[0]) == numel(y);
 }
 
-Status run_layer_norm_grad(const KernelCall& c, const NormGradLoops& loops) {
-  Rows r;
-  if (!rows_at_axis(*c.desc, c.in(1), &r)) return c.error("axis out of range");
+Status run_layer_norm_grad(const KernelCall& c, const params::AxisNormParams& p, const NormGradLoops& loops) {
+  const Rows r = p.rows(c.in(1));
   const float* dy = c.in_data<float>(0);
   const float* x = c.in_data<float>(1);
   const float* mean = c.in_data<float>(2);
@@ -121,9 +116,8 @@ Status run_layer_norm_grad(const KernelCall& c, const NormGradLoops& loops) {
   return Status::ok();
 }
 
-Status run_rms_norm_grad(const KernelCall& c, const NormGradLoops& loops) {
-  Rows r;
-  if (!rows_at_axis(*c.desc, c.in(1), &r)) return c.error("axis out of range");
+Status run_rms_norm_grad(const KernelCall& c, const params::AxisNormParams& p, const NormGradLoops& loops) {
+  const Rows r = p.rows(c.in(1));
   const float* dy = c.in_data<float>(0);
   const float* x = c.in_data<float>(1);
   const float* invrms = c.in_data<float>(2);
@@ -143,12 +137,11 @@ Status run_rms_norm_grad(const KernelCall& c, const NormGradLoops& loops) {
 
 namespace {
 
-Status run_softmax_rows(const KernelCall& c, void (*row)(const float*, const float*, float*, int64_t)) {
+Status run_softmax_rows(const KernelCall& c, const params::AxisNormParams& p,
+                        void (*row)(const float*, const float*, float*, int64_t)) {
   const pock_tensor_desc& y = c.in(1);
-  int64_t axis = c.attr_int("axis", -1);
-  if (axis < 0) axis += y.rank;
   Rows r;
-  r.features = y.dims[axis];
+  r.features = y.dims[p.axis];
   r.rows = r.features ? numel(y) / r.features : 0;
   const int64_t f = r.features;
   const float* dy = c.in_data<float>(0);
@@ -160,12 +153,12 @@ Status run_softmax_rows(const KernelCall& c, void (*row)(const float*, const flo
 
 }  // namespace
 
-Status run_softmax_grad(const KernelCall& c, const NormGradLoops& loops) {
-  return run_softmax_rows(c, loops.softmax_row);
+Status run_softmax_grad(const KernelCall& c, const params::AxisNormParams& p, const NormGradLoops& loops) {
+  return run_softmax_rows(c, p, loops.softmax_row);
 }
 
-Status run_log_softmax_grad(const KernelCall& c, const NormGradLoops& loops) {
-  return run_softmax_rows(c, loops.log_softmax_row);
+Status run_log_softmax_grad(const KernelCall& c, const params::AxisNormParams& p, const NormGradLoops& loops) {
+  return run_softmax_rows(c, p, loops.log_softmax_row);
 }
 
 }  // namespace pock::cpu

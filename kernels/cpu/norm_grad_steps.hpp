@@ -11,6 +11,7 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/params/norm.hpp"
 #include "runtime/kernel.hpp"
 
 namespace pock::cpu {
@@ -32,9 +33,25 @@ bool layer_norm_grad_accepts(const pock_op_desc& op);
 bool rms_norm_grad_accepts(const pock_op_desc& op);
 bool softmax_grad_accepts(const pock_op_desc& op);  // the last axis (or trailing 1s after it) only
 
-Status run_layer_norm_grad(const KernelCall& c, const NormGradLoops& loops);
-Status run_rms_norm_grad(const KernelCall& c, const NormGradLoops& loops);
-Status run_softmax_grad(const KernelCall& c, const NormGradLoops& loops);
-Status run_log_softmax_grad(const KernelCall& c, const NormGradLoops& loops);
+Status run_layer_norm_grad(const KernelCall& c, const params::AxisNormParams& p, const NormGradLoops& loops);
+Status run_rms_norm_grad(const KernelCall& c, const params::AxisNormParams& p, const NormGradLoops& loops);
+Status run_softmax_grad(const KernelCall& c, const params::AxisNormParams& p, const NormGradLoops& loops);
+Status run_log_softmax_grad(const KernelCall& c, const params::AxisNormParams& p, const NormGradLoops& loops);
+
+// A backend's table entries for the four ops over its loops (`Loops` a constant of the backend).
+template <const NormGradLoops& Loops>
+struct NormGradKernels {
+  using P = params::AxisNormParams;
+  static Status layer_norm(const KernelCall& c, const P& p) { return run_layer_norm_grad(c, p, Loops); }
+  static Status rms_norm(const KernelCall& c, const P& p) { return run_rms_norm_grad(c, p, Loops); }
+  static Status softmax(const KernelCall& c, const P& p) { return run_softmax_grad(c, p, Loops); }
+  static Status log_softmax(const KernelCall& c, const P& p) { return run_log_softmax_grad(c, p, Loops); }
+  static void register_all(KernelTable& t, int32_t score) {
+    t.add(typed_kernel<P, layer_norm>("LayerNormGrad", DType::kF32, score, layer_norm_grad_accepts));
+    t.add(typed_kernel<P, rms_norm>("RMSNormGrad", DType::kF32, score, rms_norm_grad_accepts));
+    t.add(typed_kernel<P, softmax>("SoftmaxGrad", DType::kF32, score, softmax_grad_accepts));
+    t.add(typed_kernel<P, log_softmax>("LogSoftmaxGrad", DType::kF32, score, softmax_grad_accepts));
+  }
+};
 
 }  // namespace pock::cpu

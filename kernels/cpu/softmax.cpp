@@ -8,6 +8,7 @@
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/simd.hpp"
 #include "kernels/cpu/thread_pool.hpp"
+#include "kernels/params/norm.hpp"
 
 namespace pock::cpu {
 namespace {
@@ -68,18 +69,15 @@ bool last_axis_accepts(const pock_op_desc& op) {
   if (op.num_inputs != 1 || op.num_outputs != 1) return false;
   const pock_tensor_desc& x = op.inputs[0];
   if (!is_f32(x) || !is_f32(op.outputs[0]) || x.rank < 1) return false;
-  int64_t axis = call_of(op).attr_int("axis", -1);
-  if (axis < 0) axis += x.rank;
+  params::AxisNormParams p;
   // Trailing dims of size 1 after the axis leave the softmax axis contiguous.
-  return axis >= 0 && axis < x.rank && dims_product(x, static_cast<int>(axis) + 1, x.rank) == 1;
+  return params::parse(op, &p).is_ok() && p.axis_is_last(x);
 }
 
 template <void (*kRow)(const float*, float*, int64_t)>
-Status last_axis_kernel(const KernelCall& c) {
+Status last_axis_kernel(const KernelCall& c, const params::AxisNormParams& p) {
   const pock_tensor_desc& x = c.in(0);
-  int64_t axis = c.attr_int("axis", -1);
-  if (axis < 0) axis += x.rank;
-  const int64_t width = x.dims[axis];
+  const int64_t width = x.dims[p.axis];
   if (width == 0) return Status::ok();
   const size_t rows = static_cast<size_t>(numel(x) / width);
   const float* in = c.in_data<float>(0);
@@ -92,17 +90,12 @@ Status last_axis_kernel(const KernelCall& c) {
   return Status::ok();
 }
 
-KernelDef def(const char* op, KernelFn run) {
-  KernelDef d{op, DType::kF32, run, kCpuScore};
-  d.accepts = last_axis_accepts;
-  return d;
-}
-
 }  // namespace
 
 void register_softmax(KernelTable& t) {
-  t.add(def("Softmax", last_axis_kernel<softmax_row>));
-  t.add(def("LogSoftmax", last_axis_kernel<log_softmax_row>));
+  using P = params::AxisNormParams;
+  t.add(typed_kernel<P, last_axis_kernel<softmax_row>>("Softmax", DType::kF32, kCpuScore, last_axis_accepts));
+  t.add(typed_kernel<P, last_axis_kernel<log_softmax_row>>("LogSoftmax", DType::kF32, kCpuScore, last_axis_accepts));
 }
 
 }  // namespace pock::cpu

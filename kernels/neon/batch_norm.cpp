@@ -65,14 +65,15 @@ void combine(const float* dy, const float* x, float center, float a, float b, fl
 
 const cpu::BatchNormLoops kLoops{sum, sum_squared_deviation, normalize, grad_sums, combine};
 
-Status train(const KernelCall& c) { return cpu::run_batch_norm_train(c, kLoops); }
+Status train(const KernelCall& c, const params::BatchNormParams& p) { return cpu::run_batch_norm_train(c, p, kLoops); }
 Status train_grad(const KernelCall& c) { return cpu::run_batch_norm_train_grad(c, kLoops); }
 Status param_grad(const KernelCall& c) { return cpu::run_batch_norm_param_grad(c, kLoops); }
 
 }  // namespace
 
 void register_batch_norm(KernelTable& t) {
-  t.add(def("BatchNormTrain", train, cpu::batch_norm_train_accepts));
+  t.add(typed_kernel<params::BatchNormParams, train>("BatchNormTrain", DType::kF32, kNeonScore,
+                                                    cpu::batch_norm_train_accepts));
   t.add(def("BatchNormTrainGrad", train_grad, cpu::batch_norm_train_grad_accepts));
   t.add(def("BatchNormParamGrad", param_grad, cpu::batch_norm_param_grad_accepts));
 }

@@ -9,6 +9,7 @@
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/neon/neon_families.hpp"
 #include "kernels/neon/neon_util.hpp"
+#include "kernels/params/norm.hpp"
 
 namespace pock::neon {
 namespace {
@@ -17,13 +18,16 @@ struct Rows {
   int64_t rows = 0, width = 0;
 };
 
+Rows rows_of(const pock_tensor_desc& x, const params::AxisNormParams& p) {
+  const params::RowSplit split = p.rows(x);
+  return {split.rows, split.features};
+}
+
+// By the op's shared parser; false when its attributes are invalid (prepare then says why).
 bool rows_of(const pock_op_desc& op, Rows* r) {
-  const pock_tensor_desc& x = op.inputs[0];
-  int64_t axis = cpu::call_of(op).attr_int("axis", -1);
-  if (axis < 0) axis += x.rank;
-  if (axis < 0 || axis >= x.rank) return false;
-  r->rows = cpu::dims_product(x, 0, static_cast<int>(axis));
-  r->width = cpu::dims_product(x, static_cast<int>(axis), x.rank);
+  params::AxisNormParams p;
+  if (!params::parse(op, &p).is_ok()) return false;
+  *r = rows_of(op.inputs[0], p);
   return true;
 }
 
@@ -83,16 +87,15 @@ const float* optional_input(const KernelCall& c, int i) {
 }
 float* optional_output(const KernelCall& c, int i) { return c.num_outputs() > i ? c.out_data<float>(i) : nullptr; }
 
-Status layer_norm(const KernelCall& c) {
-  Rows r;
-  if (!rows_of(*c.desc, &r)) return c.error("axis out of range");
+Status layer_norm(const KernelCall& c, const params::AxisNormParams& p) {
+  const Rows r = rows_of(c.in(0), p);
   const float* x = c.in_data<float>(0);
   const float* gamma = optional_input(c, 1);
   const float* beta = optional_input(c, 2);
   float* y = c.out_data<float>(0);
   float* mean_out = optional_output(c, 1);
   float* invstd_out = optional_output(c, 2);
-  const float eps = static_cast<float>(c.attr_float("eps", 1e-5));
+  const float eps = static_cast<float>(p.eps);
   const float inv_width = r.width ? 1.0f / static_cast<float>(r.width) : 0.0f;
   for (int64_t i = 0; i < r.rows; ++i) {
     const float* xr = x + i * r.width;
@@ -105,14 +108,13 @@ Status layer_norm(const KernelCall& c) {
   return Status::ok();
 }
 
-Status rms_norm(const KernelCall& c) {
-  Rows r;
-  if (!rows_of(*c.desc, &r)) return c.error("axis out of range");
+Status rms_norm(const KernelCall& c, const params::AxisNormParams& p) {
+  const Rows r = rows_of(c.in(0), p);
   const float* x = c.in_data<float>(0);
   const float* gamma = optional_input(c, 1);
   float* y = c.out_data<float>(0);
   float* invrms_out = optional_output(c, 1);
-  const float eps = static_cast<float>(c.attr_float("eps", 1e-6));
+  const float eps = static_cast<float>(p.eps);
   const float inv_width = r.width ? 1.0f / static_cast<float>(r.width) : 0.0f;
   for (int64_t i = 0; i < r.rows; ++i) {
     const float* xr = x + i * r.width;
@@ -126,8 +128,9 @@ Status rms_norm(const KernelCall& c) {
 }  // namespace
 
 void register_norm(KernelTable& t) {
-  t.add(def("LayerNorm", layer_norm, row_norm_accepts));
-  t.add(def("RMSNorm", rms_norm, row_norm_accepts));
+  using P = params::AxisNormParams;
+  t.add(typed_kernel<P, layer_norm>("LayerNorm", DType::kF32, kNeonScore, row_norm_accepts));
+  t.add(typed_kernel<P, rms_norm>("RMSNorm", DType::kF32, kNeonScore, row_norm_accepts));
 }
 
 }  // namespace pock::neon

@@ -139,18 +139,8 @@ void log_softmax_row(const float* dy, const float* y, float* dx, int64_t n) {
 const cpu::NormGradLoops kLoops{layer_norm_row, layer_norm_params, rms_norm_row,
                                 rms_norm_gamma, softmax_row,       log_softmax_row};
 
-Status layer_norm_grad(const KernelCall& c) { return cpu::run_layer_norm_grad(c, kLoops); }
-Status rms_norm_grad(const KernelCall& c) { return cpu::run_rms_norm_grad(c, kLoops); }
-Status softmax_grad(const KernelCall& c) { return cpu::run_softmax_grad(c, kLoops); }
-Status log_softmax_grad(const KernelCall& c) { return cpu::run_log_softmax_grad(c, kLoops); }
-
 }  // namespace
 
-void register_norm_grad(KernelTable& t) {
-  t.add(def("LayerNormGrad", layer_norm_grad, cpu::layer_norm_grad_accepts));
-  t.add(def("RMSNormGrad", rms_norm_grad, cpu::rms_norm_grad_accepts));
-  t.add(def("SoftmaxGrad", softmax_grad, cpu::softmax_grad_accepts));
-  t.add(def("LogSoftmaxGrad", log_softmax_grad, cpu::softmax_grad_accepts));
-}
+void register_norm_grad(KernelTable& t) { cpu::NormGradKernels<kLoops>::register_all(t, kNeonScore); }
 
 }  // namespace pock::neon
