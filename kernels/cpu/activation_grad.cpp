@@ -89,35 +89,34 @@ void activation_loop(const float* dy, const float* v, float* dx, int64_t n, cons
 }
 
 template <Activation kOp>
-Status activation_grad(const KernelCall& c) {
-  return run_activation_grad(c, activation_loop<kOp>);
+Status activation_grad(const KernelCall& c, const params::ActivationParams& p) {
+  return run_activation_grad(c, p, activation_loop<kOp>);
 }
 
-Status gelu_grad(const KernelCall& c) {
+Status gelu_grad(const KernelCall& c, const params::ActivationParams& p) {
   return run_activation_grad(
-      c, gelu_grad_is_tanh(c) ? activation_loop<Activation::kGeluTanh> : activation_loop<Activation::kGeluErf>);
+      c, p, p.tanh_gelu ? activation_loop<Activation::kGeluTanh> : activation_loop<Activation::kGeluErf>);
 }
 
-KernelDef def(const char* op, KernelFn run, bool (*accepts)(const pock_op_desc&) = activation_grad_accepts) {
-  KernelDef d{op, DType::kF32, run, kCpuScore};
-  d.accepts = accepts;
-  return d;
+template <Status (*Run)(const KernelCall&, const params::ActivationParams&)>
+KernelDef def(const char* op) {
+  return typed_kernel<params::ActivationParams, Run>(op, DType::kF32, kCpuScore, activation_grad_accepts);
 }
 
 }  // namespace
 
 void register_activation_grad(KernelTable& t) {
-  t.add(def("ReluGrad", activation_grad<Activation::kRelu>));
-  t.add(def("Relu6Grad", activation_grad<Activation::kRelu6>));
-  t.add(def("LeakyReluGrad", activation_grad<Activation::kLeakyRelu>));
-  t.add(def("ClipGrad", activation_grad<Activation::kClip>));
-  t.add(def("GeluGrad", gelu_grad, gelu_grad_accepts));
-  t.add(def("SiluGrad", activation_grad<Activation::kSilu>));
-  t.add(def("HardSwishGrad", activation_grad<Activation::kHardSwish>));
-  t.add(def("HardSigmoidGrad", activation_grad<Activation::kHardSigmoid>));
-  t.add(def("AbsGrad", activation_grad<Activation::kAbs>));
-  t.add(def("SigmoidGrad", activation_grad<Activation::kSigmoidFromY>));
-  t.add(def("TanhGrad", activation_grad<Activation::kTanhFromY>));
+  t.add(def<activation_grad<Activation::kRelu>>("ReluGrad"));
+  t.add(def<activation_grad<Activation::kRelu6>>("Relu6Grad"));
+  t.add(def<activation_grad<Activation::kLeakyRelu>>("LeakyReluGrad"));
+  t.add(def<activation_grad<Activation::kClip>>("ClipGrad"));
+  t.add(def<gelu_grad>("GeluGrad"));
+  t.add(def<activation_grad<Activation::kSilu>>("SiluGrad"));
+  t.add(def<activation_grad<Activation::kHardSwish>>("HardSwishGrad"));
+  t.add(def<activation_grad<Activation::kHardSigmoid>>("HardSigmoidGrad"));
+  t.add(def<activation_grad<Activation::kAbs>>("AbsGrad"));
+  t.add(def<activation_grad<Activation::kSigmoidFromY>>("SigmoidGrad"));
+  t.add(def<activation_grad<Activation::kTanhFromY>>("TanhGrad"));
 }
 
 }  // namespace pock::cpu

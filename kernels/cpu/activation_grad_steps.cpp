@@ -18,18 +18,11 @@ bool activation_grad_accepts(const pock_op_desc& op) {
   return is_f32(dy) && is_f32(v) && is_f32(dx) && numel(dy) == numel(v) && numel(dx) == numel(v);
 }
 
-bool gelu_grad_is_tanh(const KernelCall& c) { return c.attr_string("approximate", "none") == "tanh"; }
-
-bool gelu_grad_accepts(const pock_op_desc& op) {
-  const std::string_view form = call_of(op).attr_string("approximate", "none");
-  return activation_grad_accepts(op) && (form == "none" || form == "tanh");
-}
-
-Status run_activation_grad(const KernelCall& c, ActivationGradLoop loop) {
+Status run_activation_grad(const KernelCall& c, const params::ActivationParams& a, ActivationGradLoop loop) {
   ActivationGradParams p;
-  p.alpha = static_cast<float>(c.attr_float("alpha", 0.01));
-  p.lo = static_cast<float>(c.attr_float("min", -INFINITY));
-  p.hi = static_cast<float>(c.attr_float("max", INFINITY));
+  p.alpha = static_cast<float>(a.alpha);
+  p.lo = static_cast<float>(a.lo);
+  p.hi = static_cast<float>(a.hi);
   const float* dy = c.in_data<float>(0);
   const float* v = c.in_data<float>(1);
   float* dx = c.out_data<float>(0);

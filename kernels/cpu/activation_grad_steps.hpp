@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/params/elementwise.hpp"
 #include "runtime/kernel.hpp"
 
 namespace pock::cpu {
@@ -20,11 +21,7 @@ using ActivationGradLoop = void (*)(const float* dy, const float* v, float* dx, 
 
 // (dy, v) -> dx, all f32 with one element count.
 bool activation_grad_accepts(const pock_op_desc& op);
-// GeluGrad also needs a form it knows: approximate = "none" (erf) or "tanh".
-bool gelu_grad_is_tanh(const KernelCall& c);
-bool gelu_grad_accepts(const pock_op_desc& op);
-
 // Runs `loop` over the elements, split over the thread pool when there are enough of them.
-Status run_activation_grad(const KernelCall& c, ActivationGradLoop loop);
+Status run_activation_grad(const KernelCall& c, const params::ActivationParams& p, ActivationGradLoop loop);
 
 }  // namespace pock::cpu

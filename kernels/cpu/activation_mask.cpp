@@ -148,9 +148,9 @@ MaskGradLoop pick_mask_grad() {
   return mask_grad_loop;
 }
 
-Status clip_mask(const KernelCall& c) {
+Status clip_mask(const KernelCall& c, const params::ActivationParams& p) {
   static const ClipMaskLoop loop = pick_clip_mask();
-  return run_clip_mask(c, loop);
+  return run_clip_mask(c, p, loop);
 }
 Status mask_grad(const KernelCall& c) {
   static const MaskGradLoop loop = pick_mask_grad();
@@ -167,12 +167,11 @@ KernelDef def(const char* op, KernelFn run, bool (*accepts)(const pock_op_desc&)
 
 // For f32 v and a double bound d: v > d <=> v > (largest float <= d), v >= d <=> v >= (smallest
 // float >= d), and likewise above.
-MaskBounds clip_mask_bounds(const KernelCall& c) {
-  const bool inclusive = c.attr_int("inclusive", 0) != 0;
+MaskBounds clip_mask_bounds(const params::ActivationParams& p) {
   MaskBounds b;
-  b.lo_strict = !inclusive && c.attr("min") != nullptr;
-  b.hi_strict = !inclusive && c.attr("max") != nullptr;
-  const double lo = c.attr_float("min", -INFINITY), hi = c.attr_float("max", INFINITY);
+  b.lo_strict = !p.inclusive && p.has_lo;
+  b.hi_strict = !p.inclusive && p.has_hi;
+  const double lo = p.lo, hi = p.hi;
   b.lo = b.lo_strict ? float_at_or_below(lo) : float_at_or_above(lo);
   b.hi = b.hi_strict ? float_at_or_above(hi) : float_at_or_below(hi);
   return b;
@@ -189,8 +188,8 @@ bool mask_grad_accepts(const pock_op_desc& op) {
   return is_f32(dy) && is_byte_mask(mask) && is_f32(dx) && numel(mask) == numel(dy) && numel(dx) == numel(dy);
 }
 
-Status run_clip_mask(const KernelCall& c, ClipMaskLoop loop) {
-  const MaskBounds b = clip_mask_bounds(c);
+Status run_clip_mask(const KernelCall& c, const params::ActivationParams& p, ClipMaskLoop loop) {
+  const MaskBounds b = clip_mask_bounds(p);
   const float* v = c.in_data<float>(0);
   uint8_t* mask = c.out_data<uint8_t>(0);
   const size_t n = static_cast<size_t>(numel(c.out(0)));
@@ -215,7 +214,7 @@ Status run_mask_grad(const KernelCall& c, MaskGradLoop loop) {
 }
 
 void register_activation_mask(KernelTable& t) {
-  t.add(def("ClipMask", clip_mask, clip_mask_accepts));
+  t.add(typed_kernel<params::ActivationParams, clip_mask>("ClipMask", DType::kF32, kCpuScore, clip_mask_accepts));
   t.add(def("MaskGrad", mask_grad, mask_grad_accepts));
 }
 

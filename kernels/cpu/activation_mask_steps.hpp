@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/params/elementwise.hpp"
 #include "runtime/kernel.hpp"
 
 namespace pock::cpu {
@@ -16,7 +17,7 @@ struct MaskBounds {
   float lo, hi;
   bool lo_strict, hi_strict;  // v > lo rather than v >= lo; v < hi rather than v <= hi
 };
-MaskBounds clip_mask_bounds(const KernelCall& c);
+MaskBounds clip_mask_bounds(const params::ActivationParams& p);
 
 using ClipMaskLoop = void (*)(const float* v, uint8_t* mask, int64_t n, const MaskBounds& bounds);
 using MaskGradLoop = void (*)(const float* dy, const uint8_t* mask, float* dx, int64_t n);
@@ -26,7 +27,7 @@ bool clip_mask_accepts(const pock_op_desc& op);
 bool mask_grad_accepts(const pock_op_desc& op);
 
 // Run `loop` over the elements, split over the thread pool when there are enough of them.
-Status run_clip_mask(const KernelCall& c, ClipMaskLoop loop);
+Status run_clip_mask(const KernelCall& c, const params::ActivationParams& p, ClipMaskLoop loop);
 Status run_mask_grad(const KernelCall& c, MaskGradLoop loop);
 
 }  // namespace pock::cpu

@@ -12,6 +12,7 @@
 #include "kernels/cpu/simd.hpp"
 #include "kernels/cpu/strided_walk.hpp"
 #include "kernels/cpu/thread_pool.hpp"
+#include "kernels/params/elementwise.hpp"
 
 namespace pock::cpu {
 namespace {
@@ -204,15 +205,9 @@ Status unary_kernel(const KernelCall& c) {
   return Status::ok();
 }
 
-Status gelu_kernel(const KernelCall& c) {
-  run_unary(c, c.attr_string("approximate", "none") == "tanh" ? UnaryOp::kGeluTanh : UnaryOp::kGeluErf);
+Status gelu_kernel(const KernelCall& c, const params::ActivationParams& p) {
+  run_unary(c, p.tanh_gelu ? UnaryOp::kGeluTanh : UnaryOp::kGeluErf);
   return Status::ok();
-}
-
-bool gelu_accepts(const pock_op_desc& op) {
-  if (!unary_accepts(op)) return false;
-  const std::string_view form = call_of(op).attr_string("approximate", "none");
-  return form == "none" || form == "tanh";
 }
 
 }  // namespace
@@ -227,7 +222,7 @@ void register_elementwise(KernelTable& t) {
   t.add(f32_kernel("HardSwish", unary_kernel<UnaryOp::kHardSwish>, unary_accepts));
   t.add(f32_kernel("Sigmoid", unary_kernel<UnaryOp::kSigmoid>, unary_accepts));
   t.add(f32_kernel("Silu", unary_kernel<UnaryOp::kSilu>, unary_accepts));
-  t.add(f32_kernel("Gelu", gelu_kernel, gelu_accepts));
+  t.add(typed_kernel<params::ActivationParams, gelu_kernel>("Gelu", DType::kF32, kCpuScore, unary_accepts));
 }
 
 }  // namespace pock::cpu

@@ -99,29 +99,33 @@ void tanh_from_y(const float* dy, const float* v, float* dx, int64_t n, const Ac
 }
 
 template <cpu::ActivationGradLoop kLoop>
-Status activation_grad(const KernelCall& c) {
-  return cpu::run_activation_grad(c, kLoop);
+Status activation_grad(const KernelCall& c, const params::ActivationParams& p) {
+  return cpu::run_activation_grad(c, p, kLoop);
 }
 
-Status gelu_grad(const KernelCall& c) {
-  return cpu::run_activation_grad(c, cpu::gelu_grad_is_tanh(c) ? gelu_tanh : gelu_erf);
+Status gelu_grad(const KernelCall& c, const params::ActivationParams& p) {
+  return cpu::run_activation_grad(c, p, p.tanh_gelu ? gelu_tanh : gelu_erf);
+}
+
+template <Status (*Run)(const KernelCall&, const params::ActivationParams&)>
+KernelDef grad_def(const char* op) {
+  return typed_kernel<params::ActivationParams, Run>(op, DType::kF32, kNeonScore, cpu::activation_grad_accepts);
 }
 
 }  // namespace
 
 void register_activation_grad(KernelTable& t) {
-  const auto accepts = cpu::activation_grad_accepts;
-  t.add(def("ReluGrad", activation_grad<relu>, accepts));
-  t.add(def("Relu6Grad", activation_grad<relu6>, accepts));
-  t.add(def("LeakyReluGrad", activation_grad<leaky_relu>, accepts));
-  t.add(def("ClipGrad", activation_grad<clip>, accepts));
-  t.add(def("GeluGrad", gelu_grad, cpu::gelu_grad_accepts));
-  t.add(def("SiluGrad", activation_grad<silu>, accepts));
-  t.add(def("HardSwishGrad", activation_grad<hard_swish>, accepts));
-  t.add(def("HardSigmoidGrad", activation_grad<hard_sigmoid>, accepts));
-  t.add(def("AbsGrad", activation_grad<absolute>, accepts));
-  t.add(def("SigmoidGrad", activation_grad<sigmoid_from_y>, accepts));
-  t.add(def("TanhGrad", activation_grad<tanh_from_y>, accepts));
+  t.add(grad_def<activation_grad<relu>>("ReluGrad"));
+  t.add(grad_def<activation_grad<relu6>>("Relu6Grad"));
+  t.add(grad_def<activation_grad<leaky_relu>>("LeakyReluGrad"));
+  t.add(grad_def<activation_grad<clip>>("ClipGrad"));
+  t.add(grad_def<gelu_grad>("GeluGrad"));
+  t.add(grad_def<activation_grad<silu>>("SiluGrad"));
+  t.add(grad_def<activation_grad<hard_swish>>("HardSwishGrad"));
+  t.add(grad_def<activation_grad<hard_sigmoid>>("HardSigmoidGrad"));
+  t.add(grad_def<activation_grad<absolute>>("AbsGrad"));
+  t.add(grad_def<activation_grad<sigmoid_from_y>>("SigmoidGrad"));
+  t.add(grad_def<activation_grad<tanh_from_y>>("TanhGrad"));
 }
 
 }  // namespace pock::neon

@@ -5,6 +5,7 @@
 #include <arm_neon.h>
 
 #include "kernels/cpu/broadcast_pattern.hpp"
+#include "kernels/params/elementwise.hpp"
 #include "kernels/neon/neon_families.hpp"
 #include "kernels/neon/neon_math.hpp"
 #include "kernels/neon/neon_util.hpp"
@@ -99,8 +100,8 @@ Status silu(const KernelCall& c) {
 }
 
 // 0.5 v (1 + erf(v / sqrt 2)), or v sigmoid(2 sqrt(2/pi) (v + 0.044715 v^3)) for approximate=tanh.
-Status gelu(const KernelCall& c) {
-  if (c.attr_string("approximate", "none") == "tanh") {
+Status gelu(const KernelCall& c, const params::ActivationParams& p) {
+  if (p.tanh_gelu) {
     return unary(c, [](float32x4_t v) {
       const float32x4_t inner = vfmaq_f32(v, vmulq_n_f32(vmulq_f32(v, v), 0.044715f), v);
       return vmulq_f32(v, sigmoid(vmulq_n_f32(inner, 1.5957691216057308f)));
@@ -111,10 +112,6 @@ Status gelu(const KernelCall& c) {
   });
 }
 
-bool gelu_accepts(const pock_op_desc& op) {
-  const std::string_view form = KernelCall{&op, nullptr}.attr_string("approximate", "none");
-  return unary_accepts(op) && (form == "none" || form == "tanh");
-}
 
 }  // namespace
 
@@ -128,7 +125,7 @@ void register_elementwise(KernelTable& t) {
   t.add(def("HardSwish", hard_swish, unary_accepts));
   t.add(def("Sigmoid", sigmoid_kernel, unary_accepts));
   t.add(def("Silu", silu, unary_accepts));
-  t.add(def("Gelu", gelu, gelu_accepts));
+  t.add(typed_kernel<params::ActivationParams, gelu>("Gelu", DType::kF32, kNeonScore, unary_accepts));
 }
 
 }  // namespace pock::neon

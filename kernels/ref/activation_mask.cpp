@@ -5,6 +5,7 @@
 // is outside every range; dy * 0 keeps a NaN or infinite dy NaN, as dy * f'(v) does).
 #include <limits>
 
+#include "kernels/params/elementwise.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
@@ -12,12 +13,10 @@ namespace {
 
 // An absent bound tests nothing (Relu's output has no upper bound: an infinite y is inside, as
 // ReluGrad's x > 0 says); it is written as an inclusive infinite bound, which only NaN fails.
-Status clip_mask(const KernelCall& c) {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  const bool inclusive = c.attr_int("inclusive", 0) != 0;
-  const bool lo_strict = !inclusive && c.attr("min") != nullptr;
-  const bool hi_strict = !inclusive && c.attr("max") != nullptr;
-  const double lo = c.attr_float("min", -kInf), hi = c.attr_float("max", kInf);
+Status clip_mask(const KernelCall& c, const params::ActivationParams& p) {
+  const bool lo_strict = !p.inclusive && p.has_lo;
+  const bool hi_strict = !p.inclusive && p.has_hi;
+  const double lo = p.lo, hi = p.hi;
   const float* v = c.in_data<float>(0);
   uint8_t* mask = c.out_data<uint8_t>(0);
   for (int64_t i = 0, n = numel(c.out(0)); i < n; ++i) {
@@ -40,7 +39,7 @@ Status mask_grad(const KernelCall& c) {
 }  // namespace
 
 void register_ref_activation_mask(KernelTable& t) {
-  t.add({"ClipMask", DType::kF32, clip_mask});
+  t.add(typed_kernel<params::ActivationParams, clip_mask>("ClipMask", DType::kF32));
   t.add({"MaskGrad", DType::kF32, mask_grad});
 }
 

@@ -4,6 +4,7 @@
 #include <limits>
 #include <numbers>
 
+#include "kernels/params/elementwise.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
@@ -56,11 +57,11 @@ float silu(float x) { return x / (1.0f + std::exp(-x)); }
 float hardsigmoid(float x) { return clamp(x / 6.0f + 0.5f, 0.0f, 1.0f); }
 float hardswish(float x) { return x * hardsigmoid(x); }
 
-Status gelu(const KernelCall& c) {
+Status gelu(const KernelCall& c, const params::ActivationParams& p) {
   const float* x = c.in_data<float>(0);
   float* y = c.out_data<float>(0);
   const int64_t n = numel(c.out(0));
-  const bool tanh_form = c.attr_string("approximate", "none") == "tanh";
+  const bool tanh_form = p.tanh_gelu;
   for (int64_t i = 0; i < n; ++i) {
     const double v = x[i];
     if (tanh_form) {
@@ -73,28 +74,28 @@ Status gelu(const KernelCall& c) {
   return Status::ok();
 }
 
-Status leaky_relu(const KernelCall& c) {
+Status leaky_relu(const KernelCall& c, const params::ActivationParams& p) {
   const float* x = c.in_data<float>(0);
   float* y = c.out_data<float>(0);
-  const float alpha = static_cast<float>(c.attr_float("alpha", 0.01));
+  const float alpha = static_cast<float>(p.alpha);
   for (int64_t i = 0, n = numel(c.out(0)); i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : alpha * x[i];
   return Status::ok();
 }
 
-Status clip(const KernelCall& c) {
+Status clip(const KernelCall& c, const params::ActivationParams& p) {
   const float* x = c.in_data<float>(0);
   float* y = c.out_data<float>(0);
-  const float lo = static_cast<float>(c.attr_float("min", -std::numeric_limits<double>::infinity()));
-  const float hi = static_cast<float>(c.attr_float("max", std::numeric_limits<double>::infinity()));
+  const float lo = static_cast<float>(p.lo);
+  const float hi = static_cast<float>(p.hi);
   for (int64_t i = 0, n = numel(c.out(0)); i < n; ++i) y[i] = clamp(x[i], lo, hi);
   return Status::ok();
 }
 
-Status scale_shift(const KernelCall& c) {
+Status scale_shift(const KernelCall& c, const params::ActivationParams& p) {
   const float* x = c.in_data<float>(0);
   float* y = c.out_data<float>(0);
-  const float alpha = static_cast<float>(c.attr_float("alpha", 1.0));
-  const float beta = static_cast<float>(c.attr_float("beta", 0.0));
+  const float alpha = static_cast<float>(p.alpha);
+  const float beta = static_cast<float>(p.beta);
   for (int64_t i = 0, n = numel(c.out(0)); i < n; ++i) y[i] = x[i] * alpha + beta;
   return Status::ok();
 }
@@ -188,10 +189,10 @@ void register_ref_elementwise(KernelTable& t) {
   t.add({"Silu", DType::kF32, unary<silu>});
   t.add({"HardSigmoid", DType::kF32, unary<hardsigmoid>});
   t.add({"HardSwish", DType::kF32, unary<hardswish>});
-  t.add({"Gelu", DType::kF32, gelu});
-  t.add({"LeakyRelu", DType::kF32, leaky_relu});
-  t.add({"Clip", DType::kF32, clip});
-  t.add({"ScaleShift", DType::kF32, scale_shift});
+  t.add(typed_kernel<params::ActivationParams, gelu>("Gelu", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, leaky_relu>("LeakyRelu", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, clip>("Clip", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, scale_shift>("ScaleShift", DType::kF32));
   for (DType dt : {DType::kF32, DType::kI32, DType::kI64, DType::kI8, DType::kU8, DType::kBool}) {
     t.add({"Identity", dt, identity});
     KernelDef def{"Cast", dt, cast};

@@ -5,6 +5,7 @@
 #include <limits>
 #include <new>
 
+#include "kernels/params/elementwise.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
@@ -51,12 +52,12 @@ double sigmoid_from_y(double y, const UnaryParams&) { return y * (1.0 - y); }
 double tanh_from_y(double y, const UnaryParams&) { return 1.0 - y * y; }
 
 template <DerivativeFn D>
-Status unary_grad(const KernelCall& c) {
+Status unary_grad(const KernelCall& c, const params::ActivationParams& a) {
   UnaryParams p;
-  p.alpha = c.attr_float("alpha", 0.01);
-  p.lo = c.attr_float("min", p.lo);
-  p.hi = c.attr_float("max", p.hi);
-  p.tanh_gelu = c.attr_string("approximate", "none") == "tanh";
+  p.alpha = a.alpha;
+  p.lo = a.lo;
+  p.hi = a.hi;
+  p.tanh_gelu = a.tanh_gelu;
   const float* dy = c.in_data<float>(0);
   const float* v = c.in_data<float>(1);
   float* dx = c.out_data<float>(0);
@@ -202,17 +203,17 @@ Status linear_weight_grad(const KernelCall& c) {
 }  // namespace
 
 void register_ref_elementwise_grad(KernelTable& t) {
-  t.add({"ReluGrad", DType::kF32, unary_grad<relu_d>});
-  t.add({"Relu6Grad", DType::kF32, unary_grad<relu6_d>});
-  t.add({"LeakyReluGrad", DType::kF32, unary_grad<leaky_relu_d>});
-  t.add({"ClipGrad", DType::kF32, unary_grad<clip_d>});
-  t.add({"GeluGrad", DType::kF32, unary_grad<gelu_d>});
-  t.add({"SiluGrad", DType::kF32, unary_grad<silu_d>});
-  t.add({"HardSwishGrad", DType::kF32, unary_grad<hardswish_d>});
-  t.add({"HardSigmoidGrad", DType::kF32, unary_grad<hardsigmoid_d>});
-  t.add({"AbsGrad", DType::kF32, unary_grad<abs_d>});
-  t.add({"SigmoidGrad", DType::kF32, unary_grad<sigmoid_from_y>});
-  t.add({"TanhGrad", DType::kF32, unary_grad<tanh_from_y>});
+  t.add(typed_kernel<params::ActivationParams, unary_grad<relu_d>>("ReluGrad", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_grad<relu6_d>>("Relu6Grad", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_grad<leaky_relu_d>>("LeakyReluGrad", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_grad<clip_d>>("ClipGrad", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_grad<gelu_d>>("GeluGrad", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_grad<silu_d>>("SiluGrad", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_grad<hardswish_d>>("HardSwishGrad", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_grad<hardsigmoid_d>>("HardSigmoidGrad", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_grad<abs_d>>("AbsGrad", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_grad<sigmoid_from_y>>("SigmoidGrad", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_grad<tanh_from_y>>("TanhGrad", DType::kF32));
   t.add({"MaximumGrad", DType::kF32, select_grad<true>});
   t.add({"MinimumGrad", DType::kF32, select_grad<false>});
   t.add({"PowGrad", DType::kF32, pow_grad});
