@@ -11,7 +11,6 @@
 namespace pock {
 namespace {
 
-using ref::list_value;
 using ref::Window;
 using ref::window_of;
 
@@ -36,12 +35,12 @@ struct ImageIndex {
   }
 };
 
-Status conv2d(const KernelCall& c) {
+Status conv2d(const KernelCall& c, const params::WindowParams& p) {
   const pock_tensor_desc& wd = c.in(1);
   // The schema admits only "NCHW" and "NHWC".
-  const bool nhwc = c.attr_string("layout", "NCHW") == "NHWC";
-  Window g = window_of(c, as_nchw(c.in(0), nhwc), as_nchw(c.out(0), nhwc), wd.dims[2], wd.dims[3], 1, 1);
-  const int64_t groups = c.attr_int("groups", 1);
+  const bool nhwc = p.nhwc;
+  Window g = window_of(p, as_nchw(c.in(0), nhwc), as_nchw(c.out(0), nhwc), wd.dims[2], wd.dims[3]);
+  const int64_t groups = p.groups;
   const int64_t out_channels = g.out_channels;
   const int64_t in_per_group = wd.dims[1];
   const int64_t out_per_group = out_channels / groups;
@@ -51,8 +50,7 @@ Status conv2d(const KernelCall& c) {
   const float* w = c.in_data<float>(1);
   const float* bias = c.has_input(2) ? c.in_data<float>(2) : nullptr;
   float* y = c.out_data<float>(0);
-  // The schema admits only known names; parse once, not per element.
-  const Activation activation = parse_activation(c.attr_string("activation", "none")).value_or(Activation::kNone);
+  const Activation activation = p.activation;
 
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t o = 0; o < out_channels; ++o) {
@@ -80,10 +78,8 @@ Status conv2d(const KernelCall& c) {
   return Status::ok();
 }
 
-Window pool_window(const KernelCall& c) {
-  const int64_t kh = list_value(c, "kernel", 0, 1);
-  const int64_t kw = list_value(c, "kernel", 1, 1);
-  return window_of(c, c.in(0), c.out(0), kh, kw, kh, kw);
+Window pool_window(const KernelCall& c, const params::WindowParams& p) {
+  return window_of(p, c.in(0), c.out(0), p.kernel_h, p.kernel_w);
 }
 
 // Calls f(output_index, plane, y0, y1, x0, x1, oy, ox) per output element with the window clipped
@@ -104,8 +100,8 @@ void for_each_window(const Window& g, const float* x, F&& f) {
   }
 }
 
-Status max_pool2d(const KernelCall& c) {
-  const Window g = pool_window(c);
+Status max_pool2d(const KernelCall& c, const params::WindowParams& p) {
+  const Window g = pool_window(c, p);
   float* y = c.out_data<float>(0);
   for_each_window(g, c.in_data<float>(0),
                   [&](int64_t o, const float* plane, int64_t y0, int64_t y1, int64_t x0, int64_t x1, int64_t, int64_t) {
@@ -121,9 +117,9 @@ Status max_pool2d(const KernelCall& c) {
   return Status::ok();
 }
 
-Status avg_pool2d(const KernelCall& c) {
-  const Window g = pool_window(c);
-  const bool count_include_pad = c.attr_int("count_include_pad", 0) != 0;
+Status avg_pool2d(const KernelCall& c, const params::WindowParams& p) {
+  const Window g = pool_window(c, p);
+  const bool count_include_pad = p.count_include_pad;
   float* y = c.out_data<float>(0);
   for_each_window(g, c.in_data<float>(0),
                   [&](int64_t o, const float* plane, int64_t y0, int64_t y1, int64_t x0, int64_t x1, int64_t top,
@@ -162,9 +158,9 @@ Status global_avg_pool(const KernelCall& c) {
 }  // namespace
 
 void register_ref_conv(KernelTable& t) {
-  t.add({"Conv2d", DType::kF32, conv2d});
-  t.add({"MaxPool2d", DType::kF32, max_pool2d});
-  t.add({"AvgPool2d", DType::kF32, avg_pool2d});
+  t.add(typed_kernel<params::WindowParams, conv2d>("Conv2d", DType::kF32));
+  t.add(typed_kernel<params::WindowParams, max_pool2d>("MaxPool2d", DType::kF32));
+  t.add(typed_kernel<params::WindowParams, avg_pool2d>("AvgPool2d", DType::kF32));
   t.add({"GlobalAvgPool", DType::kF32, global_avg_pool});
 }
 

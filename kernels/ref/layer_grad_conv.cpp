@@ -12,7 +12,6 @@
 namespace pock {
 namespace {
 
-using ref::list_value;
 using ref::Window;
 using ref::window_of;
 
@@ -25,10 +24,10 @@ int64_t output_at(int64_t i, int64_t k, int64_t stride, int64_t pad, int64_t dil
 }
 
 // Conv2dGradInput(dy, w) -> dx: every input pixel sums dy * w over the taps that read it.
-Status conv2d_grad_input(const KernelCall& c) {
+Status conv2d_grad_input(const KernelCall& c, const params::WindowParams& p) {
   const pock_tensor_desc& wd = c.in(1);
-  const Window g = window_of(c, c.out(0), c.in(0), wd.dims[2], wd.dims[3], 1, 1);
-  const int64_t groups = c.attr_int("groups", 1);
+  const Window g = window_of(p, c.out(0), c.in(0), wd.dims[2], wd.dims[3]);
+  const int64_t groups = p.groups;
   const int64_t in_per_group = wd.dims[1];
   const int64_t out_per_group = g.out_channels / groups;
   const float* dy = c.in_data<float>(0);
@@ -63,10 +62,10 @@ Status conv2d_grad_input(const KernelCall& c) {
 }
 
 // Conv2dGradWeight(x, dy) -> dw for the first `channels` output channels (dw's leading extent).
-Status conv2d_grad_weight(const KernelCall& c) {
+Status conv2d_grad_weight(const KernelCall& c, const params::WindowParams& p) {
   const pock_tensor_desc& dwd = c.out(0);
-  const Window g = window_of(c, c.in(0), c.in(1), dwd.dims[2], dwd.dims[3], 1, 1);
-  const int64_t groups = c.attr_int("groups", 1);
+  const Window g = window_of(p, c.in(0), c.in(1), dwd.dims[2], dwd.dims[3]);
+  const int64_t groups = p.groups;
   const int64_t channels = dwd.dims[0];
   const int64_t in_per_group = dwd.dims[1];
   const int64_t out_per_group = g.out_channels / groups;
@@ -119,16 +118,14 @@ Status conv2d_grad_bias(const KernelCall& c) {
   return Status::ok();
 }
 
-Window pool_window(const KernelCall& c, const pock_tensor_desc& x, const pock_tensor_desc& y) {
-  const int64_t kh = list_value(c, "kernel", 0, 1);
-  const int64_t kw = list_value(c, "kernel", 1, 1);
-  return window_of(c, x, y, kh, kw, kh, kw);
+Window pool_window(const params::WindowParams& p, const pock_tensor_desc& x, const pock_tensor_desc& y) {
+  return window_of(p, x, y, p.kernel_h, p.kernel_w);
 }
 
 // MaxPool2dGrad(dy, x) -> dx: each window's dy goes to the element the forward pass picked, found
 // by the same scan (first maximum; NaN wins, as in PyTorch). Overlapping windows add up.
-Status max_pool2d_grad(const KernelCall& c) {
-  const Window g = pool_window(c, c.in(1), c.in(0));
+Status max_pool2d_grad(const KernelCall& c, const params::WindowParams& p) {
+  const Window g = pool_window(p, c.in(1), c.in(0));
   const float* dy = c.in_data<float>(0);
   const float* x = c.in_data<float>(1);
   float* dx = c.out_data<float>(0);
@@ -179,9 +176,9 @@ int64_t avg_divisor(const Window& g, bool count_include_pad, int64_t top, int64_
 // AvgPool2dGrad(dy) -> dx: every input pixel sums dy / divisor over the windows that cover it.
 // Windows start at o * stride - pad, so those covering i are the last one starting at or before
 // i and its predecessors, as long as they still reach i.
-Status avg_pool2d_grad(const KernelCall& c) {
-  const Window g = pool_window(c, c.out(0), c.in(0));
-  const bool count_include_pad = c.attr_int("count_include_pad", 0) != 0;
+Status avg_pool2d_grad(const KernelCall& c, const params::WindowParams& p) {
+  const Window g = pool_window(p, c.out(0), c.in(0));
+  const bool count_include_pad = p.count_include_pad;
   const float* dy = c.in_data<float>(0);
   float* dx = c.out_data<float>(0);
   for (int64_t plane = 0; plane < g.batch * g.in_channels; ++plane) {
@@ -208,11 +205,11 @@ Status avg_pool2d_grad(const KernelCall& c) {
 }  // namespace
 
 void register_ref_conv_grad(KernelTable& t) {
-  t.add({"Conv2dGradInput", DType::kF32, conv2d_grad_input});
-  t.add({"Conv2dGradWeight", DType::kF32, conv2d_grad_weight});
+  t.add(typed_kernel<params::WindowParams, conv2d_grad_input>("Conv2dGradInput", DType::kF32));
+  t.add(typed_kernel<params::WindowParams, conv2d_grad_weight>("Conv2dGradWeight", DType::kF32));
   t.add({"Conv2dGradBias", DType::kF32, conv2d_grad_bias});
-  t.add({"MaxPool2dGrad", DType::kF32, max_pool2d_grad});
-  t.add({"AvgPool2dGrad", DType::kF32, avg_pool2d_grad});
+  t.add(typed_kernel<params::WindowParams, max_pool2d_grad>("MaxPool2dGrad", DType::kF32));
+  t.add(typed_kernel<params::WindowParams, avg_pool2d_grad>("AvgPool2dGrad", DType::kF32));
 }
 
 }  // namespace pock
