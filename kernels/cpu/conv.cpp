@@ -11,11 +11,15 @@
 #include "kernels/cpu/conv_kernel.hpp"
 #include "kernels/cpu/cpu_families.hpp"
 #include "kernels/cpu/cpu_util.hpp"
+#include "kernels/params/conv.hpp"
 
 namespace pock::cpu {
 namespace {
 
-bool is_nhwc(const pock_op_desc& op) { return call_of(op).attr_string("layout", "NCHW") == "NHWC"; }
+bool is_nhwc(const pock_op_desc& op) {
+  params::WindowParams p;
+  return params::parse(op, &p).is_ok() && p.nhwc;
+}
 
 // The geometry in NCHW terms whatever the op's layout: an NHWC x and y are read through copies of
 // their descs with the dims permuted (only the dims are read).

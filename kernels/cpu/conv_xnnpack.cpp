@@ -32,6 +32,7 @@
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/layout.hpp"
 #include "kernels/cpu/thread_pool.hpp"
+#include "kernels/params/conv.hpp"
 #include "runtime/mapped_file.hpp"
 
 namespace pock::cpu {
@@ -255,7 +256,10 @@ std::unique_ptr<ConvKernel> make_xnnpack_conv(const pock_op_desc& op, const Conv
     if (!fits_u32(v)) return nullptr;
   }
   if (g.batch == 0 || g.in_plane() == 0 || g.out_plane() == 0 || g.out_channels == 0) return nullptr;
-  const bool nhwc = call_of(op).attr_string("layout", "NCHW") == "NHWC";
+  params::WindowParams p;
+  *status = params::parse(op, &p);
+  if (!status->is_ok()) return nullptr;
+  const bool nhwc = p.nhwc;
   auto conv = std::unique_ptr<XnnpackConv>(new (std::nothrow) XnnpackConv(g, scope, nhwc));
   if (!conv) {
     *status = Status(Code::kOutOfMemory, "Conv2d XNNPACK state");

@@ -18,6 +18,7 @@
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/simd.hpp"
 #include "kernels/cpu/thread_pool.hpp"
+#include "kernels/params/conv.hpp"
 
 namespace pock::cpu {
 namespace {
@@ -34,31 +35,31 @@ struct PoolWindow {
   int64_t left(int64_t ox) const { return ox * stride_w - pad_left; }
 };
 
-int64_t list_value(const KernelCall& c, const char* name, int64_t i, int64_t fallback) {
-  const IntSpan list = c.attr_ints(name);
-  return i < list.size ? list[i] : fallback;
-}
-
-// x: the forward input [N, C, H, W]; dy: the forward output's gradient [N, C, OH, OW].
-bool pool_window(const pock_op_desc& op, const pock_tensor_desc& x, const pock_tensor_desc& dy, PoolWindow* w) {
+// x: the forward input [N, C, H, W]; dy: the forward output's gradient [N, C, OH, OW]; the window
+// from the conv family's shared parameters (kernels/params/conv.hpp, validated by its parser).
+bool pool_window(const params::WindowParams& p, const pock_tensor_desc& x, const pock_tensor_desc& dy, PoolWindow* w) {
   if (x.rank != 4 || dy.rank != 4 || !is_f32(x) || !is_f32(dy)) return false;
   if (x.dims[0] != dy.dims[0] || x.dims[1] != dy.dims[1]) return false;
-  const KernelCall c = call_of(op);
   w->planes = x.dims[0] * x.dims[1];
   w->in_h = x.dims[2];
   w->in_w = x.dims[3];
   w->out_h = dy.dims[2];
   w->out_w = dy.dims[3];
-  w->kernel_h = list_value(c, "kernel", 0, 1);
-  w->kernel_w = list_value(c, "kernel", 1, 1);
-  w->stride_h = list_value(c, "strides", 0, w->kernel_h);
-  w->stride_w = list_value(c, "strides", 1, w->kernel_w);
-  w->pad_top = list_value(c, "pads", 0, 0);
-  w->pad_left = list_value(c, "pads", 1, 0);
-  w->pad_bottom = list_value(c, "pads", 2, 0);
-  w->pad_right = list_value(c, "pads", 3, 0);
-  return w->kernel_h >= 1 && w->kernel_w >= 1 && w->stride_h >= 1 && w->stride_w >= 1 && w->pad_top >= 0 &&
-         w->pad_left >= 0 && w->pad_bottom >= 0 && w->pad_right >= 0;
+  w->kernel_h = p.kernel_h;
+  w->kernel_w = p.kernel_w;
+  w->stride_h = p.stride_h;
+  w->stride_w = p.stride_w;
+  w->pad_top = p.pad_top;
+  w->pad_left = p.pad_left;
+  w->pad_bottom = p.pad_bottom;
+  w->pad_right = p.pad_right;
+  return true;
+}
+
+// At load, before prepare: the shared parser decides whether the attributes are usable at all.
+bool pool_window(const pock_op_desc& op, const pock_tensor_desc& x, const pock_tensor_desc& dy, PoolWindow* w) {
+  params::WindowParams p;
+  return params::parse(op, &p).is_ok() && pool_window(p, x, dy, w);
 }
 
 bool max_pool_accepts(const pock_op_desc& op) {
@@ -139,9 +140,9 @@ void max_pool_inner(const PoolWindow& w, const float* xp, int64_t y0, int64_t y1
   }
 }
 
-Status max_pool(const KernelCall& c) {
+Status max_pool(const KernelCall& c, const params::WindowParams& p) {
   PoolWindow w;
-  if (!pool_window(*c.desc, c.in(0), c.out(0), &w)) return c.error("bad shapes");
+  if (!pool_window(p, c.in(0), c.out(0), &w)) return c.error("bad shapes");
   const float* x = c.in_data<float>(0);
   float* y = c.out_data<float>(0);
   // Output columns whose window lies inside the input's columns: [inner_begin, inner_end).
@@ -256,9 +257,9 @@ constexpr int64_t kWindows = 256;  // a multiple of kLanes
 // rows, then columns), so that overlapping windows sum in the same order as ref: bit-identical.
 // Windows clipped by padding or ceil_mode take the scalar scan; the rest are found together
 // (windows_argmax_avx512, else windows_argmax_any), and only the scatter of their dy stays scalar.
-Status max_pool_grad(const KernelCall& c) {
+Status max_pool_grad(const KernelCall& c, const params::WindowParams& p) {
   PoolWindow w;
-  if (!pool_window(*c.desc, c.in(1), c.in(0), &w)) return c.error("bad shapes");
+  if (!pool_window(p, c.in(1), c.in(0), &w)) return c.error("bad shapes");
   const float* dy = c.in_data<float>(0);
   const float* x = c.in_data<float>(1);
   float* dx = c.out_data<float>(0);
@@ -324,10 +325,10 @@ POCK_SIMD_CLONES void add_constant(float v, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += v;
 }
 
-Status avg_pool_grad(const KernelCall& c) {
+Status avg_pool_grad(const KernelCall& c, const params::WindowParams& p) {
   PoolWindow w;
-  if (!pool_window(*c.desc, c.out(0), c.in(0), &w)) return c.error("bad shapes");
-  const bool count_include_pad = c.attr_int("count_include_pad", 0) != 0;
+  if (!pool_window(p, c.out(0), c.in(0), &w)) return c.error("bad shapes");
+  const bool count_include_pad = p.count_include_pad;
   const float* dy = c.in_data<float>(0);
   float* dx = c.out_data<float>(0);
   const int64_t plane_size = w.in_h * w.in_w;
@@ -355,18 +356,17 @@ Status avg_pool_grad(const KernelCall& c) {
   return Status::ok();
 }
 
-KernelDef def(const char* op, KernelFn run, bool (*accepts)(const pock_op_desc&)) {
-  KernelDef d{op, DType::kF32, run, kCpuScore};
-  d.accepts = accepts;
-  return d;
+template <Status (*Run)(const KernelCall&, const params::WindowParams&)>
+KernelDef def(const char* op, bool (*accepts)(const pock_op_desc&)) {
+  return typed_kernel<params::WindowParams, Run>(op, DType::kF32, kCpuScore, accepts);
 }
 
 }  // namespace
 
 void register_pool_grad(KernelTable& t) {
-  t.add(def("MaxPool2d", max_pool, max_pool_accepts));
-  t.add(def("MaxPool2dGrad", max_pool_grad, max_pool_grad_accepts));
-  t.add(def("AvgPool2dGrad", avg_pool_grad, avg_pool_grad_accepts));
+  t.add(def<max_pool>("MaxPool2d", max_pool_accepts));
+  t.add(def<max_pool_grad>("MaxPool2dGrad", max_pool_grad_accepts));
+  t.add(def<avg_pool_grad>("AvgPool2dGrad", avg_pool_grad_accepts));
 }
 
 }  // namespace pock::cpu
