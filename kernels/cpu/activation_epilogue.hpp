@@ -1,20 +1,12 @@
-// The fused activation of Conv2d / Linear on the cpu backend (attribute "activation", see
+// The fused activation of Conv2d / Linear on the cpu backend (parsed by kernels/params, see
 // ir/activation.hpp). Kernels apply it to each finished block of output while the block is still
 // in cache, so a fused op costs one pass less over memory than the separate Relu would.
 #pragma once
 #include <cstdint>
-#include <optional>
 
 #include "ir/activation.hpp"
-#include "runtime/kernel.hpp"
 
 namespace pock::cpu {
-
-// The op's activation; nullopt for a name the cpu kernels do not know (the op then declines).
-inline std::optional<Activation> activation_of(const pock_op_desc& op) {
-  const KernelCall c{&op, nullptr};
-  return parse_activation(c.attr_string("activation", "none"));
-}
 
 // The activation as a clamp [lo, hi], for kernels that fold it into their own loops; they write
 // it as two selects so that NaN passes through, as the activation kernels let it.

@@ -12,6 +12,7 @@
 #include "kernels/cpu/activation_epilogue.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/cpu_util.hpp"
+#include "kernels/params/linalg.hpp"
 
 namespace pock::cpu {
 namespace {
@@ -73,7 +74,9 @@ bool matmul_accepts(const pock_op_desc& op) {
   if (op.num_inputs != 2 || op.num_outputs != 1) return false;
   const pock_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &y = op.outputs[0];
   if (!is_f32(a) || !is_f32(b) || !is_f32(y) || a.rank < 2 || b.rank < 2 || y.rank < 2) return false;
-  const int64_t k = call_of(op).attr_int("transpose_a", 0) ? a.dims[a.rank - 2] : a.dims[a.rank - 1];
+  params::MatMulParams p;
+  if (!params::parse(op, &p).is_ok()) return false;
+  const int64_t k = p.transpose_a ? a.dims[a.rank - 2] : a.dims[a.rank - 1];
   return fits_blas_int(y.dims[y.rank - 2]) && fits_blas_int(y.dims[y.rank - 1]) && fits_blas_int(k) &&
          fits_blas_int(a.dims[a.rank - 1]) && fits_blas_int(b.dims[b.rank - 1]);
 }
@@ -81,10 +84,12 @@ bool matmul_accepts(const pock_op_desc& op) {
 Status matmul_prepare(const pock_op_desc& op, void** state) {
   const KernelCall c = call_of(op);
   const pock_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &y = op.outputs[0];
+  params::MatMulParams p;
+  POCK_RETURN_IF_ERROR(params::parse(op, &p));
   auto* plan = new (std::nothrow) GemmPlan;
   if (!plan) return Status(Code::kOutOfMemory, "MatMul plan");
-  plan->transpose_a = c.attr_int("transpose_a", 0) != 0;
-  plan->transpose_b = c.attr_int("transpose_b", 0) != 0;
+  plan->transpose_a = p.transpose_a;
+  plan->transpose_b = p.transpose_b;
   plan->m = y.dims[y.rank - 2];
   plan->n = y.dims[y.rank - 1];
   plan->k = plan->transpose_a ? a.dims[a.rank - 2] : a.dims[a.rank - 1];
@@ -125,12 +130,15 @@ bool linear_accepts(const pock_op_desc& op) {
   const pock_tensor_desc &x = op.inputs[0], &w = op.inputs[1], &y = op.outputs[0];
   if (!is_f32(x) || !is_f32(w) || !is_f32(y) || x.rank < 1 || w.rank != 2) return false;
   if (op.num_inputs > 2 && is_present(op.inputs[2]) && !is_f32(op.inputs[2])) return false;
-  if (!activation_of(op)) return false;
+  params::MatMulParams p;
+  if (!params::parse(op, &p).is_ok()) return false;
   return fits_blas_int(dims_product(x, 0, x.rank - 1)) && fits_blas_int(w.dims[0]) && fits_blas_int(w.dims[1]);
 }
 
 Status linear_prepare(const pock_op_desc& op, void** state) {
   const pock_tensor_desc &x = op.inputs[0], &w = op.inputs[1];
+  params::MatMulParams p;
+  POCK_RETURN_IF_ERROR(params::parse(op, &p));
   auto* plan = new (std::nothrow) GemmPlan;
   if (!plan) return Status(Code::kOutOfMemory, "Linear plan");
   plan->m = dims_product(x, 0, x.rank - 1);
@@ -141,7 +149,7 @@ Status linear_prepare(const pock_op_desc& op, void** state) {
   plan->ldb = std::max<int64_t>(1, plan->k);
   plan->a_offsets = {0};
   plan->b_offsets = {0};
-  plan->activation = activation_of(op).value_or(Activation::kNone);
+  plan->activation = p.activation;
   configure_blas_threads(op.num_threads);
   *state = plan;
   return Status::ok();

@@ -1,5 +1,6 @@
 // Reference kernels of the linalg family: MatMul and Linear, f32 with double accumulation.
 #include "ir/activation.hpp"
+#include "kernels/params/linalg.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
@@ -29,12 +30,12 @@ void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_
   }
 }
 
-Status matmul(const KernelCall& c) {
+Status matmul(const KernelCall& c, const params::MatMulParams& p) {
   const pock_tensor_desc& A = c.in(0);
   const pock_tensor_desc& B = c.in(1);
   const pock_tensor_desc& Y = c.out(0);
-  const bool ta = c.attr_int("transpose_a", 0) != 0;
-  const bool tb = c.attr_int("transpose_b", 0) != 0;
+  const bool ta = p.transpose_a;
+  const bool tb = p.transpose_b;
   const int64_t m = Y.dims[Y.rank - 2];
   const int64_t n = Y.dims[Y.rank - 1];
   const int64_t k = ta ? A.dims[A.rank - 2] : A.dims[A.rank - 1];
@@ -50,7 +51,7 @@ Status matmul(const KernelCall& c) {
   return Status::ok();
 }
 
-Status linear(const KernelCall& c) {
+Status linear(const KernelCall& c, const params::MatMulParams& p) {
   const pock_tensor_desc& X = c.in(0);
   const int64_t k = X.dims[X.rank - 1];
   const int64_t n = c.in(1).dims[0];
@@ -60,7 +61,7 @@ Status linear(const KernelCall& c) {
   const float* w = c.in_data<float>(1);
   const float* bias = c.has_input(2) ? c.in_data<float>(2) : nullptr;
   float* y = c.out_data<float>(0);
-  const Activation activation = parse_activation(c.attr_string("activation", "none")).value_or(Activation::kNone);
+  const Activation activation = p.activation;
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t j = 0; j < n; ++j) {
       double acc = bias ? static_cast<double>(bias[j]) : 0.0;
@@ -74,8 +75,8 @@ Status linear(const KernelCall& c) {
 }  // namespace
 
 void register_ref_linalg(KernelTable& t) {
-  t.add({"MatMul", DType::kF32, matmul});
-  t.add({"Linear", DType::kF32, linear});
+  t.add(typed_kernel<params::MatMulParams, matmul>("MatMul", DType::kF32));
+  t.add(typed_kernel<params::MatMulParams, linear>("Linear", DType::kF32));
 }
 
 }  // namespace pock
