@@ -8,6 +8,7 @@
 #include "kernels/cpu/cpu_families.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/simd.hpp"
+#include "kernels/params/reduce.hpp"
 
 namespace pock::cpu {
 namespace {
@@ -17,14 +18,9 @@ bool reduce_plan(const pock_op_desc& op, AxisSum* plan) {
   if (op.num_inputs != 1 || op.num_outputs != 1) return false;
   const pock_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
   if (!is_f32(x) || !is_f32(y) || x.rank < 0 || x.rank > POCK_TENSOR_MAX_RANK) return false;
-  const IntSpan axes = call_of(op).attr_ints("axes");
-  bool reduced[POCK_TENSOR_MAX_RANK] = {};
-  for (int d = 0; d < x.rank; ++d) reduced[d] = axes.empty();
-  for (int64_t axis : axes) {
-    const int64_t a = axis < 0 ? axis + x.rank : axis;
-    if (a < 0 || a >= x.rank) return false;
-    reduced[a] = true;
-  }
+  params::ReduceParams p;  // the reduce family's shared parser
+  if (!params::parse(op, &p).is_ok()) return false;
+  const bool* reduced = p.reduced;
   // The kept dims that matter (extent > 1) must be one block: [first, last].
   int first = -1, last = -1;
   for (int d = 0; d < x.rank; ++d) {

@@ -3,9 +3,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <new>
 
 #include "kernels/params/elementwise.hpp"
+#include "kernels/params/reduce.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
@@ -106,15 +108,10 @@ Status pow_grad(const KernelCall& c) {
 
 // A descriptor of the full-rank view of a reduced tensor (reduced axes kept as size 1), so that
 // ref::for_each_broadcast maps every full index to its reduced element.
-pock_tensor_desc keepdims_view(const KernelCall& c, const pock_tensor_desc& full) {
+pock_tensor_desc keepdims_view(const params::ReduceParams& p, const pock_tensor_desc& full) {
   pock_tensor_desc v{};
   v.rank = full.rank;
-  IntSpan axes = c.attr_ints("axes");
-  for (int d = 0; d < full.rank; ++d) {
-    bool reduced = axes.empty();
-    for (int64_t a : axes) reduced = reduced || (a < 0 ? a + full.rank : a) == d;
-    v.dims[d] = reduced ? 1 : full.dims[d];
-  }
+  for (int d = 0; d < full.rank; ++d) v.dims[d] = p.reduced[d] ? 1 : full.dims[d];
   return v;
 }
 
@@ -128,31 +125,41 @@ Status sum_to_shape(const KernelCall& c) {
   return Status::ok();
 }
 
-Status reduce_sum_grad(const KernelCall& c) {
+Status reduce_sum_grad(const KernelCall& c, const params::ReduceParams& p) {
   const float* dy = c.in_data<float>(0);
   float* dx = c.out_data<float>(0);
-  const float scale = static_cast<float>(c.attr_float("scale", 1.0));
-  const pock_tensor_desc reduced = keepdims_view(c, c.out(0));
+  const float scale = static_cast<float>(p.scale);
+  const pock_tensor_desc reduced = keepdims_view(p, c.out(0));
   const pock_tensor_desc* ins[1] = {&reduced};
   ref::for_each_broadcast<1>(c.out(0), ins, [&](int64_t o, int64_t r) { dx[o] = dy[r] * scale; });
   return Status::ok();
 }
 
 // Tie counts per reduced element live in a buffer made at load, so a step allocates nothing.
+struct MaxGradState {
+  params::ReduceParams params;
+  std::unique_ptr<float[]> ties;
+};
+
 Status reduce_max_grad_prepare(const pock_op_desc& op, void** state) {
-  *state = new (std::nothrow) float[static_cast<size_t>(numel(op.inputs[2])) + 1];
-  return *state ? Status::ok() : Status(Code::kOutOfMemory, "ReduceMaxGrad: no memory for tie counts");
+  auto s = std::unique_ptr<MaxGradState>(new (std::nothrow) MaxGradState{});
+  if (s) s->ties.reset(new (std::nothrow) float[static_cast<size_t>(numel(op.inputs[2])) + 1]);
+  if (!s || !s->ties) return Status(Code::kOutOfMemory, "ReduceMaxGrad: no memory for tie counts");
+  POCK_RETURN_IF_ERROR(params::parse(op, &s->params));
+  *state = s.release();
+  return Status::ok();
 }
-void reduce_max_grad_release(void* state) { delete[] static_cast<float*>(state); }
+void reduce_max_grad_release(void* state) { delete static_cast<MaxGradState*>(state); }
 
 Status reduce_max_grad(const KernelCall& c) {
   const float* dy = c.in_data<float>(0);
   const float* x = c.in_data<float>(1);
   const float* ymax = c.in_data<float>(2);
   float* dx = c.out_data<float>(0);
-  float* ties = static_cast<float*>(c.state);
+  const auto& state = *static_cast<const MaxGradState*>(c.state);
+  float* ties = state.ties.get();
   for (int64_t r = 0, n = numel(c.in(2)); r < n; ++r) ties[r] = 0.0f;
-  const pock_tensor_desc reduced = keepdims_view(c, c.in(1));
+  const pock_tensor_desc reduced = keepdims_view(state.params, c.in(1));
   const pock_tensor_desc* ins[1] = {&reduced};
   ref::for_each_broadcast<1>(c.in(1), ins, [&](int64_t i, int64_t r) { ties[r] += x[i] == ymax[r] ? 1.0f : 0.0f; });
   ref::for_each_broadcast<1>(c.in(1), ins, [&](int64_t i, int64_t r) { dx[i] = x[i] == ymax[r] ? dy[r] / ties[r] : 0.0f; });
@@ -218,7 +225,7 @@ void register_ref_elementwise_grad(KernelTable& t) {
   t.add({"MinimumGrad", DType::kF32, select_grad<false>});
   t.add({"PowGrad", DType::kF32, pow_grad});
   t.add({"SumToShape", DType::kF32, sum_to_shape});
-  t.add({"ReduceSumGrad", DType::kF32, reduce_sum_grad});
+  t.add(typed_kernel<params::ReduceParams, reduce_sum_grad>("ReduceSumGrad", DType::kF32));
   KernelDef max_grad{"ReduceMaxGrad", DType::kF32, reduce_max_grad};
   max_grad.prepare = reduce_max_grad_prepare;
   max_grad.release = reduce_max_grad_release;

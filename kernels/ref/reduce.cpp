@@ -2,6 +2,7 @@
 #include <limits>
 #include <string>
 
+#include "kernels/params/reduce.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
@@ -37,16 +38,9 @@ struct DimWalk {
 
 // Splits the input's dims into kept ones (one output element per index, in output order: keepdims
 // does not change the layout) and reduced ones (walked for each output element).
-Status split_dims(const KernelCall& c, DimWalk* kept, DimWalk* reduced) {
+Status split_dims(const KernelCall& c, const params::ReduceParams& p, DimWalk* kept, DimWalk* reduced) {
   const pock_tensor_desc& x = c.in(0);
-  bool is_reduced[kMaxRank] = {};
-  const IntSpan axes = c.attr_ints("axes");
-  for (int d = 0; d < x.rank; ++d) is_reduced[d] = axes.empty();
-  for (int64_t axis : axes) {
-    const int64_t a = axis < 0 ? axis + x.rank : axis;
-    if (a < 0 || a >= x.rank) return c.error("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(x.rank));
-    is_reduced[a] = true;
-  }
+  const bool* is_reduced = p.reduced;
   int64_t stride = 1;
   int64_t strides[kMaxRank] = {};
   for (int d = x.rank - 1; d >= 0; --d) {
@@ -63,9 +57,9 @@ Status split_dims(const KernelCall& c, DimWalk* kept, DimWalk* reduced) {
 }
 
 template <bool kMean>
-Status reduce_sum(const KernelCall& c) {
+Status reduce_sum(const KernelCall& c, const params::ReduceParams& p) {
   DimWalk kept, reduced;
-  POCK_RETURN_IF_ERROR(split_dims(c, &kept, &reduced));
+  POCK_RETURN_IF_ERROR(split_dims(c, p, &kept, &reduced));
   const float* x = c.in_data<float>(0);
   float* y = c.out_data<float>(0);
   const double count = static_cast<double>(reduced.count());
@@ -78,9 +72,9 @@ Status reduce_sum(const KernelCall& c) {
   return Status::ok();
 }
 
-Status reduce_max(const KernelCall& c) {
+Status reduce_max(const KernelCall& c, const params::ReduceParams& p) {
   DimWalk kept, reduced;
-  POCK_RETURN_IF_ERROR(split_dims(c, &kept, &reduced));
+  POCK_RETURN_IF_ERROR(split_dims(c, p, &kept, &reduced));
   const float* x = c.in_data<float>(0);
   float* y = c.out_data<float>(0);
   int64_t o = 0;
@@ -99,9 +93,9 @@ Status reduce_max(const KernelCall& c) {
 }  // namespace
 
 void register_ref_reduce(KernelTable& t) {
-  t.add({"ReduceSum", DType::kF32, reduce_sum<false>});
-  t.add({"ReduceMean", DType::kF32, reduce_sum<true>});
-  t.add({"ReduceMax", DType::kF32, reduce_max});
+  t.add(typed_kernel<params::ReduceParams, reduce_sum<false>>("ReduceSum", DType::kF32));
+  t.add(typed_kernel<params::ReduceParams, reduce_sum<true>>("ReduceMean", DType::kF32));
+  t.add(typed_kernel<params::ReduceParams, reduce_max>("ReduceMax", DType::kF32));
 }
 
 }  // namespace pock

@@ -1,0 +1,32 @@
+#include "kernels/params/reduce.hpp"
+
+#include <string>
+#include <string_view>
+
+#include "kernels/params/attr_reader.hpp"
+
+namespace pock::params {
+
+Status parse(const pock_op_desc& op, ReduceParams* out) {
+  AttrReader r(op);
+  const bool gradient = std::string_view(op.op).ends_with("Grad");
+  const int32_t rank = gradient ? (op.num_outputs > 0 ? op.outputs[0].rank : 0) : (op.num_inputs > 0 ? op.inputs[0].rank : 0);
+  const pock_attr* axes = nullptr;
+  for (int32_t i = 0; i < op.num_attrs; ++i) {
+    if (op.attrs[i].name && std::string_view(op.attrs[i].name) == "axes") axes = &op.attrs[i];
+  }
+  for (int32_t d = 0; d < rank && d < POCK_TENSOR_MAX_RANK; ++d) out->reduced[d] = axes == nullptr || axes->count == 0;
+  if (axes && axes->kind != POCK_ATTR_INTS) r.invalid("axes", "must be a list of integers");
+  for (int64_t i = 0; axes && axes->kind == POCK_ATTR_INTS && i < axes->count; ++i) {
+    const int64_t a = axes->ints[i] < 0 ? axes->ints[i] + rank : axes->ints[i];
+    if (a < 0 || a >= rank) {
+      r.invalid("axes", "holds " + std::to_string(axes->ints[i]) + ", out of range for rank " + std::to_string(rank));
+      break;
+    }
+    out->reduced[a] = true;
+  }
+  out->scale = r.real("scale", 1.0);
+  return r.status();
+}
+
+}  // namespace pock::params

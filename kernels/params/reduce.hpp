@@ -1,0 +1,18 @@
+// Typed parameters of the reduce family (ReduceSum, ReduceMean, ReduceMax) and of the reduction
+// gradients (ReduceSumGrad, ReduceMaxGrad), parsed once at prepare by one parser every backend
+// shares: which dims of the full tensor are reduced.
+#pragma once
+#include "pock/backend.h"
+#include "pock/status.hpp"
+
+namespace pock::params {
+
+struct ReduceParams {
+  bool reduced[POCK_TENSOR_MAX_RANK] = {};  // per dim of the full (unreduced) tensor; "axes" absent: all
+  double scale = 1.0;                       // ReduceSumGrad (a mean's 1/n)
+};
+
+// The full tensor is the input of a reduction and the output of its gradient.
+Status parse(const pock_op_desc& op, ReduceParams* out);
+
+}  // namespace pock::params
