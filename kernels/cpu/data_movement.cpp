@@ -13,6 +13,7 @@
 #include "kernels/cpu/layout.hpp"
 #include "kernels/cpu/strided_walk.hpp"
 #include "kernels/cpu/thread_pool.hpp"
+#include "kernels/params/shape.hpp"
 
 namespace pock::cpu {
 namespace {
@@ -110,9 +111,9 @@ void transpose_blocks(const StridedWalk& w, int k, const float* src, float* dst,
   });
 }
 
-Status transpose_run(const KernelCall& c) {
+Status transpose_run(const KernelCall& c, const params::ShapeParams& p) {
   const pock_tensor_desc &x = c.in(0), &y = c.out(0);
-  const IntSpan perm = c.attr_ints("perm");
+  const IntSpan perm = span_of(p.perm);
   switch (layout_perm(perm)) {
     case LayoutPerm::kToNhwc:
       nchw_to_nhwc(c.in_data<float>(0), c.out_data<float>(0), x.dims[0], x.dims[1], x.dims[2] * x.dims[3],
@@ -179,13 +180,13 @@ int64_t slice_first(int64_t dim, int64_t start, int64_t step) {
   return step > 0 ? std::clamp<int64_t>(start, 0, dim) : std::clamp<int64_t>(start, 0, dim - 1);
 }
 
-Status slice_run(const KernelCall& c) {
+Status slice_run(const KernelCall& c, const params::ShapeParams& p) {
   const pock_tensor_desc &x = c.in(0), &y = c.out(0);
   if (numel(y) == 0) return Status::ok();
   int64_t in_strides[kWalkMaxRank], strides[1][kWalkMaxRank];
   row_major_strides(x, in_strides);
   std::copy(in_strides, in_strides + x.rank, strides[0]);
-  const IntSpan starts = c.attr_ints("starts"), axes = c.attr_ints("axes"), steps = c.attr_ints("steps");
+  const IntSpan starts = span_of(p.starts), axes = span_of(p.axes), steps = span_of(p.steps);
   int64_t base = 0;
   for (int64_t i = 0; i < starts.size; ++i) {
     const int64_t a = axes.empty() ? i : axes[i];
@@ -203,9 +204,9 @@ Status slice_run(const KernelCall& c) {
 }  // namespace
 
 void register_data_movement(KernelTable& t) {
-  t.add(f32_kernel("Transpose", transpose_run, transpose_accepts));
+  t.add(typed_kernel<params::ShapeParams, transpose_run>("Transpose", DType::kF32, kCpuScore, transpose_accepts));
   t.add(f32_kernel("Expand", expand_run, expand_accepts));
-  t.add(f32_kernel("Slice", slice_run, slice_accepts));
+  t.add(typed_kernel<params::ShapeParams, slice_run>("Slice", DType::kF32, kCpuScore, slice_accepts));
 }
 
 }  // namespace pock::cpu

@@ -8,6 +8,7 @@
 #include "kernels/cpu/cpu_families.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/thread_pool.hpp"
+#include "kernels/params/shape.hpp"
 
 namespace pock::cpu {
 namespace {
@@ -17,14 +18,15 @@ constexpr size_t kMinParallelRows = 256;
 bool pad_accepts(const pock_op_desc& op) {
   if (op.num_inputs != 1 || op.num_outputs != 1) return false;
   const pock_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
-  return is_f32(x) && is_f32(y) && x.rank >= 1 && x.rank == y.rank &&
-         call_of(op).attr_ints("pads").size == static_cast<size_t>(2 * x.rank);
+  params::ShapeParams p;
+  return is_f32(x) && is_f32(y) && x.rank >= 1 && x.rank == y.rank && params::parse(op, &p).is_ok() &&
+         p.pads.size() == static_cast<size_t>(2 * x.rank);
 }
 
-Status pad_run(const KernelCall& c) {
+Status pad_run(const KernelCall& c, const params::ShapeParams& p) {
   const pock_tensor_desc &x = c.in(0), &y = c.out(0);
-  const IntSpan pads = c.attr_ints("pads");  // all begins, then all ends
-  const float fill = static_cast<float>(c.attr_float("value", 0.0));
+  const IntSpan pads = span_of(p.pads);  // all begins, then all ends
+  const float fill = static_cast<float>(p.value);
   const int rank = y.rank;
   const int64_t width = y.dims[rank - 1], in_width = x.dims[rank - 1];
   const int64_t begin = pads[rank - 1];
@@ -63,9 +65,7 @@ Status pad_run(const KernelCall& c) {
 }  // namespace
 
 void register_pad(KernelTable& t) {
-  KernelDef d{"Pad", DType::kF32, pad_run, kCpuScore};
-  d.accepts = pad_accepts;
-  t.add(d);
+  t.add(typed_kernel<params::ShapeParams, pad_run>("Pad", DType::kF32, kCpuScore, pad_accepts));
 }
 
 }  // namespace pock::cpu

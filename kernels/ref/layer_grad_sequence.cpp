@@ -2,6 +2,7 @@
 #include <cstring>
 #include <string>
 
+#include "kernels/params/sequence.hpp"
 #include "kernels/ref/layer_grad.hpp"
 
 namespace pock {
@@ -14,9 +15,9 @@ int64_t index_at(const KernelCall& c, int64_t i) {
 // GatherGrad(dy, indices) -> ddata: data seen as [outer, extent, inner] around the axis and dy as
 // [outer, count, inner]; row i of dy is added to row indices[i] (negative counts from the end).
 // Rows are scattered in float: gathering instead would scan every index for every data row.
-Status gather_grad(const KernelCall& c) {
+Status gather_grad(const KernelCall& c, const params::SequenceParams& p) {
   const pock_tensor_desc& dxd = c.out(0);
-  int64_t axis = c.attr_int("axis", 0);
+  int64_t axis = p.axis;
   if (axis < 0) axis += dxd.rank;
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < dxd.rank; ++d) {
@@ -47,8 +48,8 @@ Status gather_grad(const KernelCall& c) {
 }
 
 // DropoutGrad(dy, mask) -> dy * mask / (1 - ratio): the kept elements' forward scale.
-Status dropout_grad(const KernelCall& c) {
-  const double ratio = c.attr_float("ratio", 0.5);
+Status dropout_grad(const KernelCall& c, const params::SequenceParams& p) {
+  const double ratio = p.ratio;
   const double scale = 1.0 / (1.0 - ratio);  // the schema keeps ratio below 1
   const float* dy = c.in_data<float>(0);
   const uint8_t* mask = c.in_data<uint8_t>(1);
@@ -61,8 +62,8 @@ Status dropout_grad(const KernelCall& c) {
 }  // namespace
 
 void register_ref_sequence_grad(KernelTable& t) {
-  t.add({"GatherGrad", DType::kF32, gather_grad});
-  t.add({"DropoutGrad", DType::kF32, dropout_grad});
+  t.add(typed_kernel<params::SequenceParams, gather_grad>("GatherGrad", DType::kF32));
+  t.add(typed_kernel<params::SequenceParams, dropout_grad>("DropoutGrad", DType::kF32));
 }
 
 }  // namespace pock

@@ -1,16 +1,17 @@
 // Reference kernel of SliceGrad: zeros, then dy written at starts + i * steps along every axis.
 #include <cstring>
 
+#include "kernels/params/shape.hpp"
 #include "kernels/ref/layer_grad.hpp"
 
 namespace pock {
 namespace {
 
-Status slice_grad(const KernelCall& c) {
+Status slice_grad(const KernelCall& c, const params::ShapeParams& p) {
   const pock_tensor_desc& dyd = c.in(0);
   const pock_tensor_desc& dxd = c.out(0);
-  const IntSpan starts = c.attr_ints("starts");
-  const IntSpan steps = c.attr_ints("steps");
+  const IntSpan starts = span_of(p.starts);
+  const IntSpan steps = span_of(p.steps);
   if (starts.size != dyd.rank || steps.size != dyd.rank) return c.error("starts and steps need one value per axis");
   const float* dy = c.in_data<float>(0);
   float* dx = c.out_data<float>(0);
@@ -41,6 +42,8 @@ Status slice_grad(const KernelCall& c) {
 
 }  // namespace
 
-void register_ref_shape_grad(KernelTable& t) { t.add({"SliceGrad", DType::kF32, slice_grad}); }
+void register_ref_shape_grad(KernelTable& t) {
+  t.add(typed_kernel<params::ShapeParams, slice_grad>("SliceGrad", DType::kF32));
+}
 
 }  // namespace pock

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "kernels/params/sequence.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
@@ -18,10 +19,10 @@ int64_t index_at(const pock_tensor_desc& indices, int64_t i) {
 
 // data [outer, dim, inner] viewed around the axis; each index selects one [inner] block.
 // Every index is checked before anything is written, so a bad index leaves the output untouched.
-Status gather(const KernelCall& c) {
+Status gather(const KernelCall& c, const params::SequenceParams& p) {
   const pock_tensor_desc& data = c.in(0);
   const pock_tensor_desc& indices = c.in(1);
-  const int64_t attr_axis = c.attr_int("axis", 0);
+  const int64_t attr_axis = p.axis;
   const int axis = static_cast<int>(attr_axis < 0 ? attr_axis + data.rank : attr_axis);
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < axis; ++d) outer *= data.dims[d];
@@ -50,14 +51,14 @@ Status gather(const KernelCall& c) {
 
 // Rotates D/2 pairs of each row of x [..., S, D] by angle = s * theta^(-2i/D) at position s.
 // Pairs are (i, i + D/2) in the rotate-half form and (2i, 2i + 1) in the interleaved form.
-Status rope(const KernelCall& c) {
+Status rope(const KernelCall& c, const params::SequenceParams& p) {
   const pock_tensor_desc& x = c.in(0);
   const int64_t seq = x.dims[x.rank - 2];
   const int64_t dim = x.dims[x.rank - 1];
   const int64_t half = dim / 2;
-  const double theta = c.attr_float("theta", 10000.0);
-  const bool interleaved = c.attr_int("interleaved", 0) != 0;
-  const double direction = c.attr_int("inverse", 0) != 0 ? -1.0 : 1.0;
+  const double theta = p.theta;
+  const bool interleaved = p.interleaved;
+  const double direction = p.inverse ? -1.0 : 1.0;
   const int64_t rows = seq * dim > 0 ? numel(x) / (seq * dim) : 0;
   const float* in = c.in_data<float>(0);
   float* out = c.out_data<float>(0);
@@ -79,11 +80,11 @@ Status rope(const KernelCall& c) {
 }
 
 // scores [..., S, T]: query i sees keys j <= i + (T - S), the keys before it in a cache included.
-Status causal_mask(const KernelCall& c) {
+Status causal_mask(const KernelCall& c, const params::SequenceParams& p) {
   const pock_tensor_desc& x = c.in(0);
   const int64_t queries = x.dims[x.rank - 2];
   const int64_t keys = x.dims[x.rank - 1];
-  const float value = static_cast<float>(c.attr_float("value", -std::numeric_limits<double>::infinity()));
+  const float value = static_cast<float>(p.value);
   const float* in = c.in_data<float>(0);
   float* out = c.out_data<float>(0);
   const int64_t total = numel(x);
@@ -114,9 +115,9 @@ uint64_t mix64(uint64_t z) {
 //   bits = mix64(mix64(mix64(seed) ^ step) ^ index)
 //   keep = (bits >> 40) >= uint32(ratio * 2^24)        (24 uniform bits against an integer threshold)
 // and mask = keep ? 1 : 0, y = x * mask / (1 - ratio).
-Status dropout_train(const KernelCall& c) {
-  const double ratio = c.attr_float("ratio", 0.5);
-  const uint64_t seed = static_cast<uint64_t>(c.attr_int("seed", 0));
+Status dropout_train(const KernelCall& c, const params::SequenceParams& p) {
+  const double ratio = p.ratio;
+  const uint64_t seed = p.seed;
   const uint64_t step = static_cast<uint64_t>(*c.in_data<int64_t>(1));
   const uint64_t threshold = static_cast<uint64_t>(ratio * 16777216.0);
   const double scale = 1.0 / (1.0 - ratio);
@@ -135,11 +136,11 @@ Status dropout_train(const KernelCall& c) {
 }  // namespace
 
 void register_ref_sequence(KernelTable& t) {
-  for (int i = 0; i < kNumDTypes; ++i) t.add({"Gather", static_cast<DType>(i), gather});
-  t.add({"Rope", DType::kF32, rope});
-  t.add({"CausalMask", DType::kF32, causal_mask});
+  for (int i = 0; i < kNumDTypes; ++i) t.add(typed_kernel<params::SequenceParams, gather>("Gather", static_cast<DType>(i)));
+  t.add(typed_kernel<params::SequenceParams, rope>("Rope", DType::kF32));
+  t.add(typed_kernel<params::SequenceParams, causal_mask>("CausalMask", DType::kF32));
   t.add({"Dropout", DType::kF32, dropout});
-  t.add({"DropoutTrain", DType::kF32, dropout_train});
+  t.add(typed_kernel<params::SequenceParams, dropout_train>("DropoutTrain", DType::kF32));
 }
 
 }  // namespace pock

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/params/shape.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
@@ -55,11 +56,11 @@ Status copy_bytes(const KernelCall& c) {
 
 template <typename T>
 struct TransposeKernel {
-  static Status run(const KernelCall& c) {
+  static Status run(const KernelCall& c, const params::ShapeParams& p) {
     const pock_tensor_desc& x = c.in(0);
     int64_t in_strides[kMaxRank] = {}, step[kMaxRank] = {};
     strides_of(x, in_strides);
-    const IntSpan perm = c.attr_ints("perm");
+    const IntSpan perm = span_of(p.perm);
     for (int d = 0; d < x.rank; ++d) step[d] = in_strides[perm.empty() ? x.rank - 1 - d : perm[d]];
     const T* in = c.in_data<T>(0);
     T* out = c.out_data<T>(0);
@@ -69,9 +70,9 @@ struct TransposeKernel {
 };
 
 // Every input contributes one contiguous chunk per index of the dims before the axis.
-Status concat(const KernelCall& c) {
+Status concat(const KernelCall& c, const params::ShapeParams& p) {
   const pock_tensor_desc& y = c.out(0);
-  const int axis = normalized_axis(c.attr_int("axis", 0), y.rank);
+  const int axis = normalized_axis(p.axis, y.rank);
   int64_t outer = 1;
   for (int d = 0; d < axis; ++d) outer *= y.dims[d];
   const size_t es = element_size(y);
@@ -86,9 +87,9 @@ Status concat(const KernelCall& c) {
   return Status::ok();
 }
 
-Status split(const KernelCall& c) {
+Status split(const KernelCall& c, const params::ShapeParams& p) {
   const pock_tensor_desc& x = c.in(0);
-  const int axis = normalized_axis(c.attr_int("axis", 0), x.rank);
+  const int axis = normalized_axis(p.axis, x.rank);
   int64_t outer = 1;
   for (int d = 0; d < axis; ++d) outer *= x.dims[d];
   const size_t es = element_size(x);
@@ -112,10 +113,10 @@ int64_t slice_first(int64_t dim, int64_t start, int64_t step) {
 
 template <typename T>
 struct SliceKernel {
-  static Status run(const KernelCall& c) {
+  static Status run(const KernelCall& c, const params::ShapeParams& p) {
     const pock_tensor_desc& x = c.in(0);
     if (numel(c.out(0)) == 0) return Status::ok();
-    const IntSpan starts = c.attr_ints("starts"), axes = c.attr_ints("axes"), steps = c.attr_ints("steps");
+    const IntSpan starts = span_of(p.starts), axes = span_of(p.axes), steps = span_of(p.steps);
     int64_t in_strides[kMaxRank] = {}, step[kMaxRank] = {};
     strides_of(x, in_strides);
     for (int d = 0; d < x.rank; ++d) step[d] = in_strides[d];
@@ -136,7 +137,7 @@ struct SliceKernel {
 
 template <typename T>
 struct ExpandKernel {
-  static Status run(const KernelCall& c) {
+  static Status run(const KernelCall& c, const params::ShapeParams&) {
     const T* in = c.in_data<T>(0);
     T* out = c.out_data<T>(0);
     const pock_tensor_desc* ins[1] = {&c.in(0)};
@@ -200,11 +201,11 @@ T fill_value(double value, pock_dtype dtype) {
 
 template <typename T>
 struct PadKernel {
-  static Status run(const KernelCall& c) {
+  static Status run(const KernelCall& c, const params::ShapeParams& p) {
     const pock_tensor_desc& x = c.in(0);
     const pock_tensor_desc& y = c.out(0);
-    const IntSpan pads = c.attr_ints("pads");
-    const T fill = fill_value<T>(c.attr_float("value", 0.0), y.dtype);
+    const IntSpan pads = span_of(p.pads);
+    const T fill = fill_value<T>(p.value, y.dtype);
     int64_t in_strides[kMaxRank] = {}, index[kMaxRank] = {};
     strides_of(x, in_strides);
     const T* in = c.in_data<T>(0);
@@ -228,16 +229,21 @@ void add_for_every_dtype(KernelTable& t, const char* op, KernelFn run) {
   for (int i = 0; i < kNumDTypes; ++i) t.add({op, static_cast<DType>(i), run});
 }
 
+template <Status (*Run)(const KernelCall&, const params::ShapeParams&)>
+void add_typed_for_every_dtype(KernelTable& t, const char* op) {
+  for (int i = 0; i < kNumDTypes; ++i) t.add(typed_kernel<params::ShapeParams, Run>(op, static_cast<DType>(i)));
+}
+
 // Registers Kernel<T> for every dtype, T being the unsigned integer of the dtype's width.
 template <template <typename> class Kernel>
 void add_for_every_dtype(KernelTable& t, const char* op) {
   for (int i = 0; i < kNumDTypes; ++i) {
     const DType dt = static_cast<DType>(i);
     switch (dtype_size(dt)) {
-      case 1: t.add({op, dt, Kernel<uint8_t>::run}); break;
-      case 2: t.add({op, dt, Kernel<uint16_t>::run}); break;
-      case 4: t.add({op, dt, Kernel<uint32_t>::run}); break;
-      case 8: t.add({op, dt, Kernel<uint64_t>::run}); break;
+      case 1: t.add(typed_kernel<params::ShapeParams, Kernel<uint8_t>::run>(op, dt)); break;
+      case 2: t.add(typed_kernel<params::ShapeParams, Kernel<uint16_t>::run>(op, dt)); break;
+      case 4: t.add(typed_kernel<params::ShapeParams, Kernel<uint32_t>::run>(op, dt)); break;
+      case 8: t.add(typed_kernel<params::ShapeParams, Kernel<uint64_t>::run>(op, dt)); break;
       default: break;
     }
   }
@@ -247,8 +253,8 @@ void add_for_every_dtype(KernelTable& t, const char* op) {
 
 void register_ref_shape(KernelTable& t) {
   for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Copy"}) add_for_every_dtype(t, op, copy_bytes);
-  add_for_every_dtype(t, "Concat", concat);
-  add_for_every_dtype(t, "Split", split);
+  add_typed_for_every_dtype<concat>(t, "Concat");
+  add_typed_for_every_dtype<split>(t, "Split");
   add_for_every_dtype<TransposeKernel>(t, "Transpose");
   add_for_every_dtype<SliceKernel>(t, "Slice");
   add_for_every_dtype<ExpandKernel>(t, "Expand");

@@ -1,4 +1,7 @@
-// What an in-tree kernel sees: the bound op (backend ABI descriptor) with typed accessors.
+// What an in-tree kernel sees: the bound op (backend ABI descriptor) with typed accessors for its
+// tensors. Attributes are not among them: an op's attributes are parsed once, at prepare, by the
+// parser of its family that every backend shares (kernels/params), and reach run() typed
+// (typed_kernel below).
 // In-tree backends are tables of KernelDef exposed through the same pock_backend_v1 ABI that
 // out-of-tree plugins implement (see table_backend.hpp).
 #pragma once
@@ -34,6 +37,8 @@ struct IntSpan {
   const int64_t* end() const { return data + size; }
 };
 
+inline IntSpan span_of(const std::vector<int64_t>& list) { return {list.data(), static_cast<int64_t>(list.size())}; }
+
 struct KernelCall {
   const pock_op_desc* desc = nullptr;
   void* state = nullptr;  // what the kernel's prepare() returned
@@ -48,37 +53,6 @@ struct KernelCall {
   // Inputs an op mutates in place (optimizer state, running statistics).
   template <typename T> T* inout_data(int i) const { return static_cast<T*>(desc->inputs[i].data); }
 
-  const pock_attr* attr(std::string_view name) const {
-    for (int i = 0; i < desc->num_attrs; ++i) {
-      if (name == desc->attrs[i].name) return &desc->attrs[i];
-    }
-    return nullptr;
-  }
-  int64_t attr_int(std::string_view name, int64_t fallback) const {
-    const pock_attr* a = attr(name);
-    if (!a) return fallback;
-    if (a->kind == POCK_ATTR_INT) return a->i;
-    if (a->kind == POCK_ATTR_FLOAT) return static_cast<int64_t>(a->f);
-    return fallback;
-  }
-  double attr_float(std::string_view name, double fallback) const {
-    const pock_attr* a = attr(name);
-    if (!a) return fallback;
-    if (a->kind == POCK_ATTR_FLOAT) return a->f;
-    if (a->kind == POCK_ATTR_INT) return static_cast<double>(a->i);
-    return fallback;
-  }
-  std::string_view attr_string(std::string_view name, std::string_view fallback) const {
-    const pock_attr* a = attr(name);
-    return a && a->kind == POCK_ATTR_STRING ? std::string_view(a->s) : fallback;
-  }
-  IntSpan attr_ints(std::string_view name) const {
-    const pock_attr* a = attr(name);
-    if (!a) return {};
-    if (a->kind == POCK_ATTR_INTS) return {a->ints, a->count};
-    if (a->kind == POCK_ATTR_INT) return {&a->i, 1};
-    return {};
-  }
   Status error(const std::string& what) const {
     return Status(Code::kInvalidArgument, std::string(desc->op) + " '" + desc->name + "': " + what);
   }
