@@ -6,7 +6,7 @@
 # `#pragma omp simd` (kernels/cpu/simd.hpp). -fopenmp-simd honours the pragma without OpenMP's
 # runtime; -ffp-contract=fast lets a*b+c become an FMA in the AVX2/AVX-512 clones (ISO C++ mode
 # turns contraction off by default).
-file(GLOB POCK_CPU_BACKEND_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/kernels/cpu/*.cpp)
+file(GLOB_RECURSE POCK_CPU_BACKEND_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/kernels/cpu/*.cpp)
 if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   set_source_files_properties(${POCK_CPU_BACKEND_SOURCES} PROPERTIES COMPILE_OPTIONS "-fopenmp-simd;-ffp-contract=fast")
 endif()

@@ -25,12 +25,28 @@ struct AxisSumLoops {
   void (*accumulate)(const float* x, float* y, int64_t n);  // y[i] += x[i]
 };
 
-// The cpu backend's vectorized loops (grad_sums.cpp), shared by its SumToShape, Conv2dGradBias,
-// ReduceSum and ReduceMean kernels.
+// The cpu backend's vectorized loops (axis_sum_loops.cpp), shared by its SumToShape,
+// Conv2dGradBias, ReduceSum and ReduceMean kernels.
 const AxisSumLoops& cpu_axis_sum_loops();
 
 // Runs the plan: row sums when inner > 1 (one task per kept m), column sums otherwise (tasks own
 // disjoint column ranges of y, so none writes what another does).
 void run_axis_sum(const AxisSum& plan, const float* x, float* y, pthreadpool_t pool, const AxisSumLoops& loops);
+
+// A kernel over one of the plans above (kPlan) with a backend's loops: the table entry of
+// SumToShape and Conv2dGradBias in every backend that has them.
+template <bool (*kPlan)(const pock_op_desc&, AxisSum*), const AxisSumLoops& (*kLoops)()>
+Status axis_sum_kernel(const KernelCall& c) {
+  AxisSum plan;
+  if (!kPlan(*c.desc, &plan)) return c.error("shapes changed since the kernel was chosen");
+  run_axis_sum(plan, c.in_data<float>(0), c.out_data<float>(0), thread_pool_for(c.desc->num_threads), kLoops());
+  return Status::ok();
+}
+
+template <bool (*kPlan)(const pock_op_desc&, AxisSum*)>
+bool axis_sum_accepts(const pock_op_desc& op) {
+  AxisSum plan;
+  return kPlan(op, &plan);
+}
 
 }  // namespace pock::cpu

@@ -32,6 +32,9 @@ bool batch_norm_train_grad_accepts(const pock_op_desc& op);
 bool batch_norm_param_grad_accepts(const pock_op_desc& op);
 
 // Inference form: y = (x - running_mean) * gamma / sqrt(running_var + eps) + beta, per channel.
+// The cpu backend's loops (batch_norm_loops.cpp).
+const BatchNormLoops& cpu_batch_norm_loops();
+
 Status run_batch_norm(const KernelCall& c, const params::BatchNormParams& p, const BatchNormLoops& loops);
 Status run_batch_norm_train(const KernelCall& c, const params::BatchNormParams& p, const BatchNormLoops& loops);
 Status run_batch_norm_train_grad(const KernelCall& c, const BatchNormLoops& loops);

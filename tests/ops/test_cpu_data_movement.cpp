@@ -1,4 +1,4 @@
-// The cpu backend's data-movement kernels (kernels/cpu/data_movement.cpp) and general broadcasting
+// The cpu backend's data-movement kernels (kernels/cpu/shape/data_movement.cpp) and general broadcasting
 // binary ops (kernels/cpu/elementwise.cpp over strided_walk.hpp) against ref: random permutations,
 // broadcasts and slices of random shapes, plus the transformer shapes they exist for. Each case
 // also checks the op was bound to cpu, so a kernel that declines cannot pass by falling back.

@@ -1,8 +1,6 @@
-// BatchNorm (inference form: frozen layers), BatchNormTrain, BatchNormTrainGrad and BatchNormParamGrad on the cpu backend: the per-channel
-// steps of batch_norm_steps.hpp with vectorized loops.
+// The cpu backend's vectorized loops for the per-channel BatchNorm steps of batch_norm_steps.hpp,
+// shared by its BatchNorm, BatchNormTrain and BatchNorm gradient kernels.
 #include "kernels/cpu/batch_norm_steps.hpp"
-#include "kernels/cpu/cpu_families.hpp"
-#include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/simd.hpp"
 
 namespace pock::cpu {
@@ -45,27 +43,11 @@ POCK_SIMD_CLONES void combine(const float* dy, const float* x, float center, flo
   for (int64_t i = 0; i < n; ++i) dx[i] = a * dy[i] + b * (x[i] - center) + c;
 }
 
-const BatchNormLoops kLoops{sum, sum_squared_deviation, normalize, grad_sums, combine};
-
-Status infer(const KernelCall& c, const params::BatchNormParams& p) { return run_batch_norm(c, p, kLoops); }
-Status train(const KernelCall& c, const params::BatchNormParams& p) { return run_batch_norm_train(c, p, kLoops); }
-Status train_grad(const KernelCall& c) { return run_batch_norm_train_grad(c, kLoops); }
-Status param_grad(const KernelCall& c) { return run_batch_norm_param_grad(c, kLoops); }
-
-KernelDef def(const char* op, KernelFn run, bool (*accepts)(const pock_op_desc&)) {
-  KernelDef d{op, DType::kF32, run, kCpuScore};
-  d.accepts = accepts;
-  return d;
-}
-
 }  // namespace
 
-void register_batch_norm(KernelTable& t) {
-  using P = params::BatchNormParams;
-  t.add(typed_kernel<P, infer>("BatchNorm", DType::kF32, kCpuScore, batch_norm_accepts));
-  t.add(typed_kernel<P, train>("BatchNormTrain", DType::kF32, kCpuScore, batch_norm_train_accepts));
-  t.add(def("BatchNormTrainGrad", train_grad, batch_norm_train_grad_accepts));
-  t.add(def("BatchNormParamGrad", param_grad, batch_norm_param_grad_accepts));
+const BatchNormLoops& cpu_batch_norm_loops() {
+  static const BatchNormLoops loops{sum, sum_squared_deviation, normalize, grad_sums, combine};
+  return loops;
 }
 
 }  // namespace pock::cpu

@@ -1,11 +1,9 @@
-// BatchNormTrain, BatchNormTrainGrad and BatchNormParamGrad with NEON: the per-channel steps of
-// kernels/cpu/batch_norm_steps.hpp with four-lane loops. Reductions finish their tails in scalar
-// code (a zero-padded lane would add (0 - center)^2); elementwise passes go through neon_util's
-// padded tail.
+// The neon backend's four-lane loops for the per-channel BatchNorm steps of
+// kernels/cpu/batch_norm_steps.hpp. Reductions finish their tails in scalar code (a zero-padded
+// lane would add (0 - center)^2); elementwise passes go through neon_util's padded tail.
 #include <arm_neon.h>
 
-#include "kernels/cpu/batch_norm_steps.hpp"
-#include "kernels/neon/neon_families.hpp"
+#include "kernels/neon/neon_batch_norm.hpp"
 #include "kernels/neon/neon_util.hpp"
 
 namespace pock::neon {
@@ -63,19 +61,11 @@ void combine(const float* dy, const float* x, float center, float a, float b, fl
       [&](float32x4_t g, float32x4_t v) { return vfmaq_f32(vfmaq_f32(shift, g, va), vsubq_f32(v, vc), vb); });
 }
 
-const cpu::BatchNormLoops kLoops{sum, sum_squared_deviation, normalize, grad_sums, combine};
-
-Status train(const KernelCall& c, const params::BatchNormParams& p) { return cpu::run_batch_norm_train(c, p, kLoops); }
-Status train_grad(const KernelCall& c) { return cpu::run_batch_norm_train_grad(c, kLoops); }
-Status param_grad(const KernelCall& c) { return cpu::run_batch_norm_param_grad(c, kLoops); }
-
 }  // namespace
 
-void register_batch_norm(KernelTable& t) {
-  t.add(typed_kernel<params::BatchNormParams, train>("BatchNormTrain", DType::kF32, kNeonScore,
-                                                    cpu::batch_norm_train_accepts));
-  t.add(def("BatchNormTrainGrad", train_grad, cpu::batch_norm_train_grad_accepts));
-  t.add(def("BatchNormParamGrad", param_grad, cpu::batch_norm_param_grad_accepts));
+const cpu::BatchNormLoops& neon_batch_norm_loops() {
+  static const cpu::BatchNormLoops loops{sum, sum_squared_deviation, normalize, grad_sums, combine};
+  return loops;
 }
 
 }  // namespace pock::neon

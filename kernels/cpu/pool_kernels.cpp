@@ -1,4 +1,6 @@
-// MaxPool2d, MaxPool2dGrad and AvgPool2dGrad on the cpu backend: one task per (image, channel)
+// The cpu backend's pooling kernels, registered by conv/max_pool.cpp (MaxPool2d) and
+// layer_grad_conv/pool_grad.cpp (MaxPool2dGrad, AvgPool2dGrad), kept together because forward and
+// backward share their window traversal: one task per (image, channel)
 // plane, so overlapping windows never race. The forward max reduces each output row's unclipped
 // windows in two vectorized passes (over the window's rows, then its columns); only windows
 // clipped by padding or ceil_mode take the scalar path; a NaN anywhere in a window wins, as in
@@ -14,7 +16,7 @@
 #include <immintrin.h>
 #endif
 
-#include "kernels/cpu/cpu_families.hpp"
+#include "kernels/cpu/pool_kernels.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/simd.hpp"
 #include "kernels/cpu/thread_pool.hpp"
@@ -62,10 +64,13 @@ bool pool_window(const pock_op_desc& op, const pock_tensor_desc& x, const pock_t
   return params::parse(op, &p).is_ok() && pool_window(p, x, dy, w);
 }
 
+}  // namespace
+
 bool max_pool_accepts(const pock_op_desc& op) {
   PoolWindow w;
   return op.num_inputs == 1 && op.num_outputs == 1 && pool_window(op, op.inputs[0], op.outputs[0], &w);
 }
+
 
 bool max_pool_grad_accepts(const pock_op_desc& op) {
   PoolWindow w;
@@ -73,10 +78,13 @@ bool max_pool_grad_accepts(const pock_op_desc& op) {
          pool_window(op, op.inputs[1], op.inputs[0], &w);
 }
 
+
 bool avg_pool_grad_accepts(const pock_op_desc& op) {
   PoolWindow w;
   return op.num_inputs == 1 && op.num_outputs == 1 && pool_window(op, op.outputs[0], op.inputs[0], &w);
 }
+
+namespace {
 
 template <typename PlaneFn>
 void for_planes(const KernelCall& c, const PoolWindow& w, const PlaneFn& plane_fn) {
@@ -140,6 +148,8 @@ void max_pool_inner(const PoolWindow& w, const float* xp, int64_t y0, int64_t y1
   }
 }
 
+}  // namespace
+
 Status max_pool(const KernelCall& c, const params::WindowParams& p) {
   PoolWindow w;
   if (!pool_window(p, c.in(0), c.out(0), &w)) return c.error("bad shapes");
@@ -163,6 +173,8 @@ Status max_pool(const KernelCall& c, const params::WindowParams& p) {
   });
   return Status::ok();
 }
+
+namespace {
 
 // The ref scan of one window clipped to the input, rows [y0, y1) and columns [x0, x1): the first
 // maximum in row-major order, or the last NaN (a NaN replaces anything, nothing replaces a NaN).
@@ -257,6 +269,8 @@ constexpr int64_t kWindows = 256;  // a multiple of kLanes
 // rows, then columns), so that overlapping windows sum in the same order as ref: bit-identical.
 // Windows clipped by padding or ceil_mode take the scalar scan; the rest are found together
 // (windows_argmax_avx512, else windows_argmax_any), and only the scatter of their dy stays scalar.
+}  // namespace
+
 Status max_pool_grad(const KernelCall& c, const params::WindowParams& p) {
   PoolWindow w;
   if (!pool_window(p, c.in(1), c.in(0), &w)) return c.error("bad shapes");
@@ -320,10 +334,14 @@ Status max_pool_grad(const KernelCall& c, const params::WindowParams& p) {
   return Status::ok();
 }
 
+namespace {
+
 POCK_SIMD_CLONES void add_constant(float v, float* y, int64_t n) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) y[i] += v;
 }
+
+}  // namespace
 
 Status avg_pool_grad(const KernelCall& c, const params::WindowParams& p) {
   PoolWindow w;
@@ -356,17 +374,5 @@ Status avg_pool_grad(const KernelCall& c, const params::WindowParams& p) {
   return Status::ok();
 }
 
-template <Status (*Run)(const KernelCall&, const params::WindowParams&)>
-KernelDef def(const char* op, bool (*accepts)(const pock_op_desc&)) {
-  return typed_kernel<params::WindowParams, Run>(op, DType::kF32, kCpuScore, accepts);
-}
-
-}  // namespace
-
-void register_pool_grad(KernelTable& t) {
-  t.add(def<max_pool>("MaxPool2d", max_pool_accepts));
-  t.add(def<max_pool_grad>("MaxPool2dGrad", max_pool_grad_accepts));
-  t.add(def<avg_pool_grad>("AvgPool2dGrad", avg_pool_grad_accepts));
-}
 
 }  // namespace pock::cpu

@@ -1,6 +1,6 @@
 // The activation gradients with NEON: dx = dy * f'(v), four lanes at a time, traversal and
 // attributes from kernels/cpu/activation_grad_steps.hpp. Each derivative is the same expression
-// as the cpu backend's (kernels/cpu/activation_grad.cpp), written with lane selects.
+// as the cpu backend's (kernels/cpu/elementwise_grad/activation_grad.cpp), written with lane selects.
 #include <arm_neon.h>
 
 #include "kernels/cpu/activation_grad_steps.hpp"
