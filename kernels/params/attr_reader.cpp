@@ -23,6 +23,10 @@ int64_t AttrReader::integer(std::string_view name, int64_t fallback) {
   const pock_attr* a = find(name);
   if (!a) return fallback;
   if (a->kind == POCK_ATTR_INT) return a->i;
+  // A whole number written as a float (some exporters do) is still that integer.
+  if (a->kind == POCK_ATTR_FLOAT && std::isfinite(a->f) && a->f == std::trunc(a->f) && std::fabs(a->f) < 9.0e15) {
+    return static_cast<int64_t>(a->f);
+  }
   wrong_kind(*a, "an integer");
   return fallback;
 }

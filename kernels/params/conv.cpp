@@ -12,6 +12,7 @@ int64_t list_value(const pock_op_desc& op, std::string_view name, int64_t i, int
   for (int32_t k = 0; k < op.num_attrs; ++k) {
     const pock_attr& a = op.attrs[k];
     if (!a.name || name != a.name) continue;
+    if (a.kind == POCK_ATTR_INT) return i == 0 ? a.i : fallback;  // a one-element list written as a scalar
     if (a.kind != POCK_ATTR_INTS) {
       r.invalid(name, "must be a list of integers");
       return fallback;

@@ -15,12 +15,15 @@ Status parse(const pock_op_desc& op, ReduceParams* out) {
   for (int32_t i = 0; i < op.num_attrs; ++i) {
     if (op.attrs[i].name && std::string_view(op.attrs[i].name) == "axes") axes = &op.attrs[i];
   }
-  for (int32_t d = 0; d < rank && d < POCK_TENSOR_MAX_RANK; ++d) out->reduced[d] = axes == nullptr || axes->count == 0;
-  if (axes && axes->kind != POCK_ATTR_INTS) r.invalid("axes", "must be a list of integers");
-  for (int64_t i = 0; axes && axes->kind == POCK_ATTR_INTS && i < axes->count; ++i) {
-    const int64_t a = axes->ints[i] < 0 ? axes->ints[i] + rank : axes->ints[i];
-    if (a < 0 || a >= rank) {
-      r.invalid("axes", "holds " + std::to_string(axes->ints[i]) + ", out of range for rank " + std::to_string(rank));
+  // A one-element list may be written as a scalar.
+  const int64_t* list = axes && axes->kind == POCK_ATTR_INT ? &axes->i : (axes ? axes->ints : nullptr);
+  const int64_t count = axes && axes->kind == POCK_ATTR_INT ? 1 : (axes ? axes->count : 0);
+  if (axes && axes->kind != POCK_ATTR_INTS && axes->kind != POCK_ATTR_INT) r.invalid("axes", "must be a list of integers");
+  for (int32_t d = 0; d < rank && d < POCK_TENSOR_MAX_RANK; ++d) out->reduced[d] = count == 0;
+  for (int64_t i = 0; r.status().is_ok() && i < count; ++i) {
+    const int64_t a = list[i] < 0 ? list[i] + rank : list[i];
+    if (a < 0 || a >= rank || a >= POCK_TENSOR_MAX_RANK) {
+      r.invalid("axes", "holds " + std::to_string(list[i]) + ", out of range for rank " + std::to_string(rank));
       break;
     }
     out->reduced[a] = true;

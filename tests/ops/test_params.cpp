@@ -6,6 +6,7 @@
 #include <numbers>
 #include <vector>
 
+#include "kernels/params/conv.hpp"
 #include "kernels/params/training.hpp"
 
 using namespace pock;
@@ -91,4 +92,25 @@ TEST_CASE("bad optimizer and loss attributes are refused, naming the op and the 
   Op smoothing({real("label_smoothing", 1.5)});
   params::CrossEntropyParams ce;
   CHECK(params::parse(smoothing.desc, &ce).code() == Code::kInvalidArgument);
+}
+
+TEST_CASE("lenient where exporters differ: a whole float as an integer, a scalar as a one-element list",
+          "[params]") {
+  params::AdamUpdateParams adam;
+  Op whole({real("decoupled", 1.0), real("accumulation", 2.0)});
+  REQUIRE(params::parse(whole.desc, &adam).is_ok());
+  CHECK(adam.decoupled);
+  CHECK(adam.accumulation == 2);
+
+  params::WindowParams window;
+  Op scalar_stride({integer("strides", 2), integer("groups", 4)});
+  scalar_stride.desc.op = "Conv2d";
+  REQUIRE(params::parse(scalar_stride.desc, &window).is_ok());
+  CHECK(window.stride_h == 2);
+  CHECK(window.stride_w == 1);
+  CHECK(window.groups == 4);
+
+  Op bad_groups({integer("groups", 0)});
+  bad_groups.desc.op = "Conv2d";
+  CHECK(params::parse(bad_groups.desc, &window).code() == Code::kInvalidArgument);
 }
