@@ -134,18 +134,10 @@ bool DspProcess::receive(void* data, size_t n, int timeout_ms, std::string* erro
   return true;
 }
 
-std::string DspProcess::reap(bool kill_first) {
-  if (socket_ >= 0) close(socket_);
-  socket_ = -1;
-  if (pid_ <= 0) return "not running";
-  if (kill_first) ::kill(pid_, SIGKILL);
-  int status = 0;
-  pid_t r;
-  do {
-    r = waitpid(pid_, &status, 0);
-  } while (r < 0 && errno == EINTR);
-  pid_ = -1;
-  if (r < 0) return std::string("could not be reaped: ") + std::strerror(errno);
+namespace {
+
+// How a wait status says the child ended.
+std::string describe(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
@@ -154,26 +146,41 @@ std::string DspProcess::reap(bool kill_first) {
   return "ended with wait status " + std::to_string(status);
 }
 
+}  // namespace
+
+std::string DspProcess::reap(bool kill_first) {
+  if (socket_ >= 0) close(socket_);
+  socket_ = -1;
+  if (pid_ <= 0) return "was not running";
+  if (kill_first) ::kill(pid_, SIGKILL);
+  int status = 0;
+  pid_t r;
+  do {
+    r = waitpid(pid_, &status, 0);
+  } while (r < 0 && errno == EINTR);
+  pid_ = -1;
+  if (r < 0) return std::string("could not be reaped: ") + std::strerror(errno);
+  return describe(status);
+}
+
 std::string DspProcess::kill_and_reap() { return reap(true); }
 
-void DspProcess::stop(int grace_ms) {
-  if (pid_ <= 0) {
-    reap(false);
-    return;
-  }
+std::string DspProcess::stop(int grace_ms) {
+  if (pid_ <= 0) return reap(false);
   if (socket_ >= 0) close(socket_);  // EOF on the DSP's side: it exits by itself
   socket_ = -1;
   const auto deadline = Clock::now() + std::chrono::milliseconds(grace_ms);
   while (Clock::now() < deadline) {
     int status = 0;
     const pid_t r = waitpid(pid_, &status, WNOHANG);
-    if (r == pid_ || (r < 0 && errno == ECHILD)) {
+    if (r == pid_) {
       pid_ = -1;
-      return;
+      return describe(status);
     }
+    if (r < 0 && errno != EINTR) break;
     usleep(1000);
   }
-  reap(true);
+  return reap(true);
 }
 
 }  // namespace pock::hexagon

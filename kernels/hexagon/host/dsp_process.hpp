@@ -35,8 +35,8 @@ class DspProcess {
   // "killed by signal 11 (Segmentation fault)"). Idempotent.
   std::string kill_and_reap();
   // Asks the child to end (the socket closes: the DSP program exits on EOF), waits up to
-  // `grace_ms` for it, then kills it. Idempotent.
-  void stop(int grace_ms = 500);
+  // `grace_ms` for it, then kills it; returns how it ended, as kill_and_reap. Idempotent.
+  std::string stop(int grace_ms = 500);
 
   bool running() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }
