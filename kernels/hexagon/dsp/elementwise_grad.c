@@ -25,7 +25,7 @@ static void run_linear_input_grad(const hx_op* op) {
     for (uint32_t p = 0; p < n; ++p) {
       const float g = dy[m * n + p];
       const float* wp = w + p * k;
-      for (uint32_t j = 0; j < k; ++j) dxm[j] = fmaf(g, wp[j], dxm[j]);
+      for (uint32_t j = 0; j < k; ++j) dxm[j] += g * wp[j];
     }
   }
 }
@@ -49,7 +49,7 @@ static void run_linear_weight_grad(const hx_op* op) {
     for (uint32_t m = 0; m < rows; ++m) {
       const float g = dy[m * n + i];
       const float* xm = x + m * k;
-      for (uint32_t j = 0; j < k; ++j) dwi[j] = fmaf(g, xm[j], dwi[j]);
+      for (uint32_t j = 0; j < k; ++j) dwi[j] += g * xm[j];
     }
   }
 }
