@@ -17,8 +17,9 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler libzip-dev libbenchmark-dev
   # PyTorch parity tests (run under /usr/bin/python3) and the demo's data
   python3-torch python3-torchvision python3-onnx python3-numpy dataset-fashion-mnist
-  # aarch64 cross build whose NEON tests run under emulation (scripts/test-aarch64.sh)
-  g++-aarch64-linux-gnu qemu-user
+  # aarch64 cross build whose NEON tests run under emulation (scripts/test-aarch64.sh); the
+  # Hexagon DSP program (clang-14 --target=hexagon, ld.lld), which qemu-user's qemu-hexagon runs
+  g++-aarch64-linux-gnu qemu-user clang-14 lld-14
 )
 
 if [[ "${1:-}" == "--list" ]]; then
