@@ -5,6 +5,7 @@
  * and, for callers that reach the plugin only as a library an engine loaded (dlsym):
  *   pock_hexagon_process_counters      the sum over every live instance in the process
  *   pock_hexagon_process_inject_fault  arms every live instance
+ *   pock_hexagon_init_error            why an init failed
  * Environment: POCK_HEXAGON_DSP (the DSP program; default: pock_hexagon_dsp next to the plugin),
  * POCK_HEXAGON_QEMU (default: qemu-hexagon on PATH), POCK_HEXAGON_REGION_MB (shared region,
  * default 256), POCK_HEXAGON_TIMEOUT_MS (the longest wait for one reply, default 30000). */
@@ -43,6 +44,11 @@ typedef void (*pock_hexagon_inject_fault_fn)(void* context, uint32_t fault);
 typedef void (*pock_hexagon_process_counters_fn)(pock_hexagon_counters* out);
 #define POCK_HEXAGON_PROCESS_INJECT_FAULT "pock_hexagon_process_inject_fault"
 typedef void (*pock_hexagon_process_inject_fault_fn)(uint32_t fault);
+
+/* Why this thread's last pock_backend_init_v1 failed (no DSP program, no qemu-hexagon), "" when
+ * it did not: the backend ABI returns only a status from init. */
+#define POCK_HEXAGON_INIT_ERROR "pock_hexagon_init_error"
+typedef const char* (*pock_hexagon_init_error_fn)(void);
 
 #ifdef __cplusplus
 }

@@ -126,3 +126,19 @@ TEST_CASE("hexagon memory: asking supports_op starts no DSP process", "[hexagon]
   CHECK(counters_of(b).dsp_pid == 0);
   CHECK(counters_of(b).messages == 0);
 }
+
+TEST_CASE("hexagon memory: without its DSP program the plugin does not load, and says why", "[hexagon][memory]") {
+  if (!hexagon_available()) return;
+  void* library = dlopen(kHexagonPlugin.c_str(), RTLD_NOW);  // kept loaded across the loader's failed load
+  REQUIRE(library != nullptr);
+  auto why = reinterpret_cast<pock_hexagon_init_error_fn>(dlsym(library, POCK_HEXAGON_INIT_ERROR));
+  REQUIRE(why != nullptr);
+  setenv("POCK_HEXAGON_DSP", "/nonexistent/pock_hexagon_dsp", 1);
+  BackendEntry e = load_backend_plugin(kHexagonPlugin);
+  unsetenv("POCK_HEXAGON_DSP");
+  CHECK(!e.status.is_ok());
+  CHECK(std::string(why()).find("/nonexistent/pock_hexagon_dsp") != std::string::npos);
+  CHECK(load_backend_plugin(kHexagonPlugin).status.is_ok());
+  CHECK(std::string(why()).empty());  // the next init succeeded
+  dlclose(library);
+}

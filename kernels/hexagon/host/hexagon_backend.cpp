@@ -24,7 +24,7 @@ constexpr int32_t kScore = 100;
 // as a library an engine loaded).
 std::mutex g_live_mutex;
 std::vector<HexagonDevice*> g_live;
-std::string g_init_error;  // why the last init failed: the ABI carries only a status
+thread_local std::string g_init_error;  // why this thread's last init failed: the ABI carries only a status
 
 HexagonDevice* device(void* context) { return static_cast<HexagonDevice*>(context); }
 
@@ -152,10 +152,10 @@ __attribute__((visibility("default"))) pock_status pock_backend_init_v1(pock_bac
     DspConfig config;
     std::string why;
     if (!load_dsp_config(&config, &why)) {
-      std::lock_guard<std::mutex> lock(g_live_mutex);
       g_init_error = "hexagon: " + why;
       return POCK_ERR_NOT_FOUND;
     }
+    g_init_error.clear();
     auto* d = new HexagonDevice(std::move(config));
     {
       std::lock_guard<std::mutex> lock(g_live_mutex);
@@ -182,12 +182,9 @@ __attribute__((visibility("default"))) pock_status pock_backend_init_v1(pock_bac
   }
 }
 
-// Why the last pock_backend_init_v1 of this library failed ("" when none did).
-__attribute__((visibility("default"))) const char* pock_hexagon_init_error(void) {
-  std::lock_guard<std::mutex> lock(g_live_mutex);
-  return g_init_error.c_str();
-}
+__attribute__((visibility("default"))) const char* pock_hexagon_init_error(void) { return g_init_error.c_str(); }
 
+// Reads every instance's counters: call it between engine calls, not while another thread steps.
 __attribute__((visibility("default"))) void pock_hexagon_process_counters(pock_hexagon_counters* out) {
   if (!out) return;
   std::lock_guard<std::mutex> lock(g_live_mutex);
