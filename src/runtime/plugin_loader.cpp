@@ -101,6 +101,10 @@ Status init_backend(pock_backend_init_v1_fn init, const std::string& what, Backe
 BackendEntry load_backend_plugin(const std::string& entry) {
   BackendEntry e;
   e.name = entry;
+  if (entry.empty()) {  // dlopen("") would open the program itself and bind any init symbol it exports
+    e.status = Status(Code::kBackend, "backend plugin entry is empty: name a library or a path");
+    return e;
+  }
   e.library = resolve(entry);
   dlerror();
   void* library = dlopen(e.library.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -69,6 +69,7 @@ TEST_CASE("a plugin that cannot be used is reported and the engine trains on the
       {plugin_path("pock_test_plugin_partial_memory"), "sets only some of alloc, free and copy"},
       {plugin_path("pock_test_plugin_named_cpu"), "is named 'cpu', which another backend of this engine already is"},
       {"/nonexistent/libpock_nothing.so", "cannot be loaded"},
+      {"", "backend plugin entry is empty"},
   };
   Opened reference = open_mlp({});
   REQUIRE(reference.engine.is_ok());
