@@ -3,7 +3,8 @@
 // that says what happened, the weights and the step counter are those of the last completed step,
 // the runtime drops the plugin and the following steps train on the CPU, as the CPU-only run
 // does. Nothing is left behind: no child process (zombie or not), no core file, no mapping of the
-// shared region.
+// shared region. A step that fails for numerical reasons is not the DSP's fault: it is rolled back
+// in the DSP's memory and training stays on the DSP.
 #include <dirent.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <thread>
 
@@ -201,5 +203,38 @@ TEST_CASE("hexagon: the DSP process killed at a random point of a step, many tim
     CHECK(failure.code() == Code::kBackend);
     CHECK(failure.message().find("hexagon: ") != std::string::npos);
     check_recovery(dsp, cpu, good, good_steps);
+  }
+}
+
+TEST_CASE("hexagon: a step that goes NaN on the DSP is rolled back in its memory, and the DSP stays", "[hexagon][faults]") {
+  if (!hexagon_available()) return;
+  MlpRun dsp = open_mlp(classifier_recipe(), true);
+  MlpRun cpu = open_mlp(classifier_recipe(), false);
+  const std::vector<std::string> names = trainable_names(dsp.spec);
+  for (int s = 0; s < 2; ++s) {
+    step(*dsp.engine, s);
+    step(*cpu.engine, s);
+  }
+  const std::vector<std::vector<float>> good = parameters(*dsp.engine, names);
+  const uint64_t messages = hexagon_hooks().read().messages;
+  Batch poisoned = make_batch(2);
+  poisoned.x[5] = std::numeric_limits<float>::quiet_NaN();
+  for (MlpRun* run : {&dsp, &cpu}) {
+    REQUIRE(run->engine->set_input("x", poisoned.x).is_ok());
+    REQUIRE(run->engine->set_input("label", poisoned.label).is_ok());
+    auto failed = run->engine->train_step();
+    REQUIRE(!failed.is_ok());
+    CHECK(failed.status().code() == Code::kNumerical);
+  }
+  CHECK(hexagon_hooks().read().messages > messages);  // the step did run on the DSP
+  CHECK(parameters(*dsp.engine, names) == good);
+  CHECK(!hexagon_dropped(*dsp.engine));
+  CHECK(children() == 1);
+  for (int s = 2; s < 5; ++s) {
+    const uint64_t before = hexagon_hooks().read().ops_run;
+    const float got = step(*dsp.engine, s);
+    const float want = step(*cpu.engine, s);
+    CHECK(hexagon_hooks().read().ops_run > before);  // still on the DSP
+    CHECK(std::fabs(got - want) <= 1e-5f * std::max(1.0f, std::fabs(want)));
   }
 }
