@@ -3,6 +3,8 @@
 // the optimizer updates on the DSP, and opened with EngineConfig::backend_plugins — equals the
 // CPU-only run step by step, full backpropagation and sparse, with Adam and with SGD; and it
 // sends the DSP exactly one message per DSP segment of each step.
+#include <cstdio>
+
 #include "hexagon/hexagon_training.hpp"
 
 using namespace pock;
@@ -106,4 +108,23 @@ TEST_CASE("hexagon: one message per DSP segment of a step", "[hexagon][train]") 
       CHECK(static_cast<int64_t>(hooks.read().messages - before.messages) == dsp_segments(dsp.spec, "infer"));
     }
   }
+}
+
+TEST_CASE("hexagon: parameters and checkpoints reach the DSP's memory", "[hexagon][train]") {
+  if (!hexagon_available()) return;
+  MlpRun dsp = open_mlp(classifier_recipe(), true);
+  const std::vector<std::string> names = trainable_names(dsp.spec);
+  for (int s = 0; s < 3; ++s) step(*dsp.engine, s);
+  const std::string path = "test_hexagon_train.ckpt";
+  REQUIRE(dsp.engine->save_checkpoint(path).is_ok());
+  const std::vector<std::vector<float>> saved = parameters(*dsp.engine, names);
+  const float next = step(*dsp.engine, 3);
+  // set_parameter writes the DSP's memory (the next forward pass reads it there).
+  std::vector<float> zeros(saved[0].size(), 0.0f);
+  REQUIRE(dsp.engine->set_parameter(names[0], zeros.data(), zeros.size() * sizeof(float)).is_ok());
+  CHECK(parameter(*dsp.engine, names[0]) == zeros);
+  REQUIRE(dsp.engine->load_checkpoint(path).is_ok());
+  CHECK(parameters(*dsp.engine, names) == saved);
+  CHECK(step(*dsp.engine, 3) == next);  // the same step from the same state (and Adam moments): the same loss
+  std::remove(path.c_str());
 }
