@@ -14,6 +14,7 @@ struct EngineConfig {
   bool rollback_on_failure = true; // a failed train step restores the weights
   std::string backend;             // preferred backend; empty: as the blob says
   std::vector<std::string> backend_plugins;  // plugin libraries to load (see pock_engine_options)
+  uint64_t memory_budget_bytes = 0;  // open refuses a larger plan (see pock_engine_options); 0: none
 };
 
 // One backend of an open engine (pock_backend_info, with owned strings).
@@ -120,6 +121,7 @@ class Engine {
     for (const std::string& p : options.backend_plugins) plugins.push_back(p.c_str());
     plugins.push_back(nullptr);
     o.backend_plugins = plugins.data();
+    o.memory_budget_bytes = options.memory_budget_bytes;
     pock_engine* e = nullptr;
     const pock_status s = fn(&o, &e);
     if (s != POCK_OK) return Status(static_cast<Code>(s), pock_last_open_error());

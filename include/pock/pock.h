@@ -3,7 +3,10 @@
  * Opaque handles, status codes, no exceptions, no callbacks into the caller during a step.
  * Every call that can fail returns a pock_status; the message of the last failure on an engine
  * is available from pock_engine_last_error() until the next call on that engine.
- * Thread safety: one engine is used by one thread at a time; distinct engines are independent. */
+ * Thread safety: one engine is used by one thread at a time; distinct engines are independent.
+ * A call made while another thread is inside a call on the same engine returns POCK_ERR_BUSY
+ * and does nothing (detected, not waited for: serialize the calls, or use one engine a thread).
+ * pock_engine_close must not race any call on its engine. */
 #ifndef POCK_POCK_H_
 #define POCK_POCK_H_
 
@@ -28,8 +31,10 @@ typedef enum pock_status {
   POCK_ERR_IO = 8,               /* a file could not be read, written or renamed */
   POCK_ERR_NOT_FOUND = 9,        /* no tensor, parameter or function of that name */
   POCK_ERR_INTERNAL = 10,        /* a broken invariant: please report it */
-  POCK_ERR_BACKEND = 11          /* a backend plugin could not be loaded (missing library or symbol,
+  POCK_ERR_BACKEND = 11,         /* a backend plugin could not be loaded (missing library or symbol,
                                     wrong ABI version, init failed) or failed on its device */
+  POCK_ERR_BUSY = 12             /* another thread is inside a call on this engine: nothing was done,
+                                    and pock_engine_last_error still holds that call's message */
 } pock_status;
 
 typedef enum pock_dtype {
@@ -50,6 +55,10 @@ typedef struct pock_engine_options {
    * that cannot be loaded is reported (pock_engine_backend_info) and skipped: opening fails only
    * when some op of the blob then has no backend that can run it. */
   const char* const* backend_plugins;
+  /* Most bytes of memory the engine may plan for: arenas, persistent regions (every memory
+   * space) and the rollback snapshot. Opening a blob whose plan is larger fails with
+   * POCK_ERR_OUT_OF_MEMORY, naming both figures, before anything is allocated. 0: no budget. */
+  uint64_t memory_budget_bytes;
 } pock_engine_options;
 
 #define POCK_TENSOR_MAX_RANK 8
@@ -85,7 +94,8 @@ pock_status pock_engine_get_output(pock_engine* engine, const char* name, void* 
 /* Runs the inference function: reads the inputs set before, fills the outputs. */
 pock_status pock_engine_infer(pock_engine* engine);
 /* One training step on the inputs and labels set before: forward, loss, backward, update.
- * On POCK_ERR_NUMERICAL the parameters and optimizer state are as they were before the call. */
+ * On failure the parameters and optimizer state are as they were before the call (with
+ * rollback_on_failure, the default; without it, as the failed step left them). */
 pock_status pock_engine_train_step(pock_engine* engine, float* out_loss);
 /* Forward and loss without any update. */
 pock_status pock_engine_eval_step(pock_engine* engine, float* out_loss);

@@ -22,6 +22,7 @@ enum class Code : int {
   kNotFound = POCK_ERR_NOT_FOUND,
   kInternal = POCK_ERR_INTERNAL,
   kBackend = POCK_ERR_BACKEND,
+  kBusy = POCK_ERR_BUSY,
 };
 
 const char* code_name(Code code);

@@ -40,7 +40,9 @@ POCK_SIMD_INLINE float exp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  const float e = p * std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
+  // NaN passes the clamps above; converting it to int is undefined, so 0 stands in (p is NaN).
+  const float n_finite = n == n ? n : 0.0f;
+  const float e = p * std::bit_cast<float>((static_cast<int32_t>(n_finite) + 127) << 23);
   return underflows ? 0.0f : e;
 }
 

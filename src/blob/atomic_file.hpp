@@ -11,6 +11,8 @@ namespace pock {
 // file beside `path`; commit() fsyncs and renames it over `path`. Until commit succeeds `path` is
 // untouched, and a writer destroyed without committing (an error, a full disk) removes its
 // temporary file. The first failing write is remembered and reported by commit().
+// A process killed mid-write cannot remove its temporary file; the next writer of the same path
+// removes those of processes that no longer run.
 class AtomicFileWriter {
  public:
   explicit AtomicFileWriter(std::string path);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "blob/format.hpp"
@@ -325,6 +326,11 @@ Status open_blob(const uint8_t* data, size_t size, const VerifyOptions& options,
     if (t->dtype() != static_cast<uint8_t>(DType::kI64) || t->nbytes() != 8 || t->storage() != fb::Storage::Persistent ||
         t->space() != 0) {
       return bad("step tensor must be a persistent i64 scalar in host memory");
+    }
+    if (t->has_init()) {
+      int64_t first_step = 0;
+      std::memcpy(&first_step, data + ws->offset + t->init_offset(), sizeof(first_step));
+      if (first_step < 0) return bad("step tensor starts at " + std::to_string(first_step) + ", a negative step");
     }
   }
   view->program = p;

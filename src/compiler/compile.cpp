@@ -29,6 +29,20 @@ FunctionDef build_infer_function(const Graph& model) {
   return fn;
 }
 
+uint64_t planned_bytes(const ProgramSpec& spec) {
+  uint64_t total = spec.arena_bytes + spec.persistent_bytes;
+  for (const MemorySpaceSpec& s : spec.spaces) total += s.arena_bytes + s.persistent_bytes;
+  return total;
+}
+
+Status check_memory_budget(const ProgramSpec& spec, uint64_t budget) {
+  const uint64_t total = planned_bytes(spec);
+  if (budget == 0 || total <= budget) return Status::ok();
+  return Status(Code::kOutOfMemory, "the plan needs " + std::to_string(total) + " bytes of arenas and persistent regions (arena " +
+                                        std::to_string(spec.arena_bytes) + "), more than the memory budget of " +
+                                        std::to_string(budget) + " bytes: lower the batch size or train fewer parameters");
+}
+
 }  // namespace
 
 Result<std::vector<uint8_t>> compile(const Graph& model, const Recipe* recipe, const CompileOptions& options,
@@ -49,6 +63,7 @@ Result<std::vector<uint8_t>> compile(const Graph& model, const Recipe* recipe, c
   POCK_RETURN_IF_ERROR(place_ops(program, options, backends.usable(), &placement));
   ProgramSpec spec;
   POCK_RETURN_IF_ERROR(emit_program(program, options, &placement, &spec, report));
+  POCK_RETURN_IF_ERROR(check_memory_budget(spec, options.memory_budget_bytes));
   std::vector<uint8_t> bytes;
   POCK_RETURN_IF_ERROR(write_blob(spec, &bytes));
   return bytes;

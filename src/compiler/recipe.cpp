@@ -146,6 +146,14 @@ Status parse_trainable_rule(const json& v, const std::string& path, TrainableRul
     }
   }
   POCK_RETURN_IF_ERROR(r.read("channel_ratio", &rule->channel_ratio));
+  // -1 is the struct's "not given"; a value read from the file is checked here, sentinel or not.
+  if (r.get("channels") && rule->channel_ratio == -1 && rule->channels < 1) {
+    return field_error(r.path("channels"), "a count must be >= 1, got " + std::to_string(rule->channels));
+  }
+  if ((r.get("channels") || r.get("channel_ratio")) && rule->channels == -1 &&
+      !(rule->channel_ratio > 0.0 && rule->channel_ratio <= 1.0)) {
+    return field_error(r.path(r.get("channel_ratio") ? "channel_ratio" : "channels"), "a fraction must be in (0, 1]");
+  }
   return r.finish();
 }
 

@@ -53,7 +53,8 @@ Status infer_types(std::string_view op, std::string_view node, const std::vector
                                               std::to_string(schema->max_inputs) + " inputs, got " +
                                               std::to_string(n));
   }
-  for (int i = 0; i < std::min(n, schema->min_inputs); ++i) {
+  const int required = schema->variadic ? n : std::min(n, schema->min_inputs);
+  for (int i = 0; i < required; ++i) {
     if (!inputs[i]) {
       return Status(Code::kInvalidArgument, std::string(op) + " '" + std::string(node) + "': required input " +
                                                 std::to_string(i) + " is missing");

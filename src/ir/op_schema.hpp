@@ -37,6 +37,9 @@ using InferFn = Status (*)(InferContext& ctx);
 struct OpSchema {
   std::string name;
   int min_inputs = 0, max_inputs = 0;
+  // Variadic ops (Concat, GlobalNormClipScale) take any number of inputs, each of them required;
+  // other ops may omit (nullptr) an optional input at or past min_inputs.
+  bool variadic = false;
   int min_outputs = 1, max_outputs = 1;
   InferFn infer = nullptr;
   // Inputs the op writes in place (optimizer updates, BatchNorm running stats): the scheduler
@@ -54,6 +57,10 @@ class SchemaRegistry {
   void add(OpSchema schema);
   const OpSchema* find(std::string_view op) const;
   std::vector<std::string> names() const;
+  void set_variadic(const std::string& op) {
+    auto it = schemas_.find(op);
+    if (it != schemas_.end()) it->second.variadic = true;
+  }
   void set_inplace(const std::string& op, int input) {
     auto it = schemas_.find(op);
     if (it != schemas_.end()) it->second.inplace_input = input;

@@ -25,6 +25,7 @@ extern "C" const char* pock_status_string(pock_status status) {
     case POCK_ERR_NOT_FOUND: return "not found";
     case POCK_ERR_INTERNAL: return "internal error";
     case POCK_ERR_BACKEND: return "backend error";
+    case POCK_ERR_BUSY: return "engine busy";
   }
   return "unknown status";
 }

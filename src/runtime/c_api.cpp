@@ -1,4 +1,5 @@
 // The C boundary: nothing throws across it; every failure becomes a status and a message.
+#include <atomic>
 #include <cstddef>
 #include <new>
 #include <string>
@@ -9,6 +10,7 @@
 struct pock_engine {
   std::unique_ptr<pock::EngineCore> core;
   std::string last_error;
+  std::atomic<bool> in_call{false};  // a thread is inside a call: a second one gets POCK_ERR_BUSY
 };
 
 namespace {
@@ -35,6 +37,9 @@ pock::EngineOptions to_options(const pock_engine_options* o) {
       o->backend_plugins) {
     for (const char* const* p = o->backend_plugins; *p; ++p) out.backend_plugins.emplace_back(*p);
   }
+  if (o->struct_size >= offsetof(pock_engine_options, memory_budget_bytes) + sizeof(o->memory_budget_bytes)) {
+    out.memory_budget_bytes = o->memory_budget_bytes;
+  }
   return out;
 }
 
@@ -51,7 +56,8 @@ pock_status open_with(Open&& open, pock_engine** out) {
       g_open_error = result.status().message();
       return static_cast<pock_status>(result.status().code());
     }
-    *out = new pock_engine{std::move(result.value()), {}};
+    *out = new pock_engine;
+    (*out)->core = std::move(result.value());
     g_open_error.clear();
     return POCK_OK;
   } catch (const std::bad_alloc&) {
@@ -63,10 +69,28 @@ pock_status open_with(Open&& open, pock_engine** out) {
   }
 }
 
-// Runs `fn` (returning pock::Status) with exceptions fenced off.
+// Marks an engine as in a call for one scope; acquired() is false when another thread holds it.
+class CallScope {
+ public:
+  explicit CallScope(pock_engine* e) : e_(e), acquired_(!e->in_call.exchange(true, std::memory_order_acquire)) {}
+  ~CallScope() {
+    if (acquired_) e_->in_call.store(false, std::memory_order_release);
+  }
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+  bool acquired() const { return acquired_; }
+
+ private:
+  pock_engine* e_;
+  bool acquired_;
+};
+
+// Runs `fn` (returning pock::Status) with exceptions fenced off and concurrent calls refused.
 template <typename Fn>
 pock_status guarded(pock_engine* e, Fn&& fn) {
   if (!e) return POCK_ERR_INVALID_ARGUMENT;
+  const CallScope call(e);
+  if (!call.acquired()) return POCK_ERR_BUSY;  // last_error belongs to the call in progress
   try {
     return record(e, fn());
   } catch (const std::bad_alloc&) {
@@ -94,6 +118,7 @@ void pock_engine_options_init(pock_engine_options* options) {
   options->rollback_on_failure = 1;
   options->backend = nullptr;
   options->backend_plugins = nullptr;
+  options->memory_budget_bytes = 0;
 }
 
 pock_status pock_engine_open_file(const char* path, const pock_engine_options* options, pock_engine** out_engine) {

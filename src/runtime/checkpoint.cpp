@@ -86,6 +86,7 @@ Status EngineCore::load_checkpoint(const std::string& path) {
   int64_t step_value = 0;
   if (!c.get(&version) || version != kCkptVersion) return bad("unsupported version");
   if (!c.get(&fingerprint) || !c.get(&step_value) || !c.get(&count)) return bad("truncated header");
+  if (step_value < 0) return bad("step " + std::to_string(step_value) + " is negative");
   if (count != checkpointed_.size()) {
     return bad("holds " + std::to_string(count) + " tensors, this blob trains " + std::to_string(checkpointed_.size()) +
                ": it belongs to another blob");

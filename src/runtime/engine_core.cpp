@@ -40,6 +40,7 @@ Status EngineCore::init(const uint8_t* data, size_t size, const EngineOptions& o
   options_ = options;
   POCK_RETURN_IF_ERROR(open_blob(data, size, VerifyOptions{}, &view_));
   const fb::Program& p = *view_.program;
+  POCK_RETURN_IF_ERROR(check_memory_budget());
   backends_ = BackendSet::open(options_.backend_plugins);
   std::vector<SpaceSizes> sizes{{"", p.arena_bytes(), p.persistent_bytes()}};
   if (p.spaces()) {
@@ -71,8 +72,13 @@ Status EngineCore::init(const uint8_t* data, size_t size, const EngineOptions& o
     fn.name = f->name()->str();
     if (f->ops()) fn.ops.assign(f->ops()->begin(), f->ops()->end());
     fn.loss = f->loss();
+    for (size_t k = 0; f->inputs() && k < f->inputs()->size(); ++k) {
+      const int32_t id = f->inputs()->Get(static_cast<flatbuffers::uoffset_t>(k));
+      if (static_cast<TensorKind>(p.tensors()->Get(id)->kind()) == TensorKind::kInput) fn.inputs.push_back(id);
+    }
     functions_.push_back(std::move(fn));
   }
+  input_set_.assign(p.tensors()->size(), 0);
   infer_fn_ = find_function("infer");
   train_fn_ = find_function("train");
   eval_fn_ = find_function("eval");
@@ -305,6 +311,48 @@ Status EngineCore::run_copy(const BoundOp& b) const {
   return spaces_.from_space(b.copy_from, dst, src, n);
 }
 
+Status EngineCore::check_memory_budget() const {
+  const uint64_t budget = options_.memory_budget_bytes;
+  if (budget == 0) return Status::ok();
+  const fb::Program& p = *view_.program;
+  uint64_t regions = p.arena_bytes() + p.persistent_bytes();
+  if (p.spaces()) {
+    for (const fb::MemorySpace* s : *p.spaces()) regions += s->arena_bytes() + s->persistent_bytes();
+  }
+  // The rollback snapshot holds (at most) every checkpointed tensor once more.
+  uint64_t snapshot = 0;
+  const bool trains = [&] {
+    for (const fb::Function* f : *p.functions()) {
+      if (f->name()->string_view() == "train") return true;
+    }
+    return false;
+  }();
+  if (trains && options_.rollback_on_failure) {
+    for (const fb::Tensor* t : *p.tensors()) {
+      if (t->checkpointed() && t->storage() == fb::Storage::Persistent &&
+          __builtin_add_overflow(snapshot, t->nbytes(), &snapshot)) {
+        snapshot = UINT64_MAX / 2;  // many hostile aliases: far past any budget anyway
+      }
+    }
+  }
+  // Regions are bounded by the verifier (each < 2^48), so their sum and this one cannot overflow.
+  const uint64_t total = regions + snapshot;
+  if (total <= budget) return Status::ok();
+  return Status(Code::kOutOfMemory, "the blob plans " + std::to_string(total) + " bytes (arenas and persistent regions " +
+                                        std::to_string(regions) + ", rollback snapshot " + std::to_string(snapshot) +
+                                        "), more than the memory budget of " + std::to_string(budget) + " bytes");
+}
+
+Status EngineCore::check_inputs_set(const Function& fn) const {
+  for (int32_t id : fn.inputs) {
+    if (!input_set_[id]) {
+      return Status(Code::kInvalidArgument, "input '" + view_.program->tensors()->Get(id)->name()->str() +
+                                                "' was never set: the " + fn.name + " function reads it (set_input)");
+    }
+  }
+  return Status::ok();
+}
+
 Status EngineCore::run(const Function& fn) {
   using Clock = std::chrono::steady_clock;
   const FlushDenormalsScope flush_denormals;  // see runtime/denormals.hpp
@@ -330,12 +378,14 @@ Status EngineCore::run(const Function& fn) {
 
 Status EngineCore::infer() {
   if (infer_fn_ < 0) return Status(Code::kNotFound, "this blob has no inference function");
+  POCK_RETURN_IF_ERROR(check_inputs_set(functions_[infer_fn_]));
   const Status s = run(functions_[infer_fn_]);
   return s.is_ok() ? s : drop_failed_device(s);
 }
 
 Status EngineCore::eval_step(float* loss) {
   if (eval_fn_ < 0) return Status(Code::kNotFound, "this blob has no eval function (compile it with a loss)");
+  POCK_RETURN_IF_ERROR(check_inputs_set(functions_[eval_fn_]));
   const Status s = run(functions_[eval_fn_]);
   if (!s.is_ok()) return drop_failed_device(s);
   if (loss && functions_[eval_fn_].loss >= 0) *loss = *static_cast<const float*>(tensors_[functions_[eval_fn_].loss].data);
@@ -376,6 +426,7 @@ Status EngineCore::check_trainables_finite() const {
 Status EngineCore::train_step(float* loss) {
   if (train_fn_ < 0) return Status(Code::kNotFound, "this blob has no training function (compile it with a recipe)");
   const Function& fn = functions_[train_fn_];
+  POCK_RETURN_IF_ERROR(check_inputs_set(fn));
   // Snapshot what the step may change so that a failed step leaves the model as it was.
   const Status saved = save_snapshot();
   if (!saved.is_ok()) return drop_failed_device(saved);
@@ -384,8 +435,7 @@ Status EngineCore::train_step(float* loss) {
   Status s = run(fn);
   float value = fn.loss >= 0 ? *static_cast<const float*>(tensors_[fn.loss].data) : 0.0f;
   if (s.is_ok() && !std::isfinite(value)) {
-    s = Status(Code::kNumerical, "loss is " + std::to_string(value) + " at step " + std::to_string(before + 1) +
-                                     "; the parameters were kept as before the step");
+    s = Status(Code::kNumerical, "loss is " + std::to_string(value) + " at step " + std::to_string(before + 1));
   }
   if (s.is_ok()) s = check_trainables_finite();
   if (!s.is_ok()) {
@@ -395,6 +445,11 @@ Status EngineCore::train_step(float* loss) {
     if (!restored.is_ok()) {
       return Status(s.code(), s.message() + "; restoring the parameters failed too: " + restored.message());
     }
+    // Say what the caller now holds: with rollback off nothing was saved, so nothing came back.
+    s = Status(s.code(), s.message() + (options_.rollback_on_failure
+                                            ? "; the parameters and optimizer state are as before the step"
+                                            : "; rollback_on_failure is off: the parameters and optimizer state are "
+                                              "as the failed step left them"));
     return drop_failed_device(s);
   }
   if (loss) *loss = value;
@@ -439,7 +494,9 @@ Status EngineCore::set_input(std::string_view name, const void* data, size_t nby
                                             std::to_string(nbytes));
   }
   if (!data && nbytes) return Status(Code::kInvalidArgument, "null data for input '" + std::string(name) + "'");
-  return nbytes ? write_tensor(id, data) : Status::ok();
+  if (nbytes) POCK_RETURN_IF_ERROR(write_tensor(id, data));
+  input_set_[id] = 1;
+  return Status::ok();
   return Status::ok();
 }
 
@@ -490,6 +547,7 @@ void* EngineCore::tensor_data(std::string_view name) {
   const int32_t id = find_tensor(name);
   if (id < 0 || view_.program->tensors()->Get(id)->storage() == fb::Storage::Weights) return nullptr;
   if (spaces_.device(space_of(id))) return nullptr;  // device memory: only copies reach it
+  input_set_[id] = 1;  // the caller fills it in place
   return tensors_[id].data;
 }
 

@@ -21,6 +21,7 @@ struct EngineOptions {
   bool rollback_on_failure = true;
   std::string backend;  // preferred backend; empty: as the blob says
   std::vector<std::string> backend_plugins;  // plugin libraries to load (runtime/plugin_loader.hpp)
+  uint64_t memory_budget_bytes = 0;  // 0: no budget
 };
 
 class EngineCore {
@@ -79,6 +80,7 @@ class EngineCore {
     std::string name;
     std::vector<uint32_t> ops;
     int32_t loss = -1;
+    std::vector<int32_t> inputs;  // the caller's inputs it reads: each must be set before it runs
   };
 
   EngineCore() = default;
@@ -91,6 +93,8 @@ class EngineCore {
   // the host and its ops re-bind to host backends. Returns `cause`, extended with what was done.
   Status drop_failed_device(const Status& cause);
   Status run(const Function& fn);
+  Status check_inputs_set(const Function& fn) const;
+  Status check_memory_budget() const;
   int32_t find_tensor(std::string_view name) const;
   int find_function(std::string_view name) const;
   Status check_trainables_finite() const;
@@ -134,6 +138,7 @@ class EngineCore {
   std::vector<int32_t> trainable_;
   int infer_fn_ = -1, train_fn_ = -1, eval_fn_ = -1;
   int64_t* step_ = nullptr;
+  std::vector<uint8_t> input_set_;  // by tensor id: set_input (or tensor_data) was called once
   bool op_timing_ = false;
   std::vector<int64_t> op_time_ns_;
 };

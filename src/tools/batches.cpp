@@ -89,6 +89,7 @@ void BatchFeeder::order_for_epoch(int64_t epoch) {
 }
 
 Status BatchFeeder::feed(Engine& engine, int64_t step) {
+  if (step < 0) return Status(Code::kInvalidArgument, "step " + std::to_string(step) + " is negative");
   const int64_t per_epoch = batches_per_epoch();
   order_for_epoch(step / per_epoch);
   const int64_t first = (step % per_epoch) * batch_size_;

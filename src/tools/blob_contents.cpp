@@ -1,5 +1,6 @@
 #include "tools/blob_contents.hpp"
 
+#include "tools/blob_metadata.hpp"
 #include "tools/blob_signature.hpp"
 
 namespace pock::tools {
@@ -42,8 +43,7 @@ Result<BlobContents> read_blob_contents(const std::string& path) {
   POCK_RETURN_IF_ERROR(map_blob(path, VerifyOptions{}, &file, &view));
   BlobContents out;
   POCK_ASSIGN_OR_RETURN(out.spec, read_program_spec(view));
-  const nlohmann::json metadata = nlohmann::json::parse(out.spec.metadata, nullptr, false);
-  if (!metadata.is_discarded() && metadata.is_object()) out.metadata = metadata;
+  out.metadata = checked_metadata(out.spec.metadata, &out.metadata_problems);
   out.op_phases = phases_from_metadata(out.metadata, out.spec.ops.size());
   out.op_function.assign(out.spec.ops.size(), -1);
   for (size_t f = 0; f < out.spec.functions.size(); ++f) {

@@ -15,6 +15,7 @@ namespace pock::tools {
 struct BlobContents {
   ProgramSpec spec;
   nlohmann::json metadata = nlohmann::json::object();  // the compiler's: memory report, phases, ...
+  std::vector<std::string> metadata_problems;  // fields left out for a wrong type (tools/blob_metadata.hpp)
   std::vector<Phase> op_phases;                         // by op index
   std::vector<int> op_function;                         // by op index: index into spec.functions, -1 if none
 

@@ -48,6 +48,7 @@ Status run_compile(const ParsedArgs& args) {
   options.layout = !args.has("--no-layout");
   options.profile_path = args.get("--profile");
   options.backend_plugins = args.all("--backend-plugin");
+  POCK_ASSIGN_OR_RETURN(options.memory_budget_bytes, memory_budget(args));
   CompileReport report;
   POCK_RETURN_IF_ERROR(compile_to_file(graph, train ? &recipe : nullptr, out, options, &report));
   if (args.has("--report")) {
@@ -62,6 +63,15 @@ Status run_compile(const ParsedArgs& args) {
               train ? "train + infer" : "infer only", static_cast<long long>(params), megabytes(report.weights_bytes).c_str(),
               megabytes(report.trainable_bytes).c_str(), megabytes(report.optimizer_state_bytes).c_str(),
               megabytes(report.arena_peak_bytes).c_str());
+  // A plan this large is most often a batch size typed with a zero too many: say so, since
+  // without --memory-budget nothing else will until a device fails to open the blob.
+  constexpr uint64_t kLargePlanBytes = uint64_t{2} << 30;
+  const uint64_t planned = report.arena_peak_bytes + report.persistent_bytes;
+  if (options.memory_budget_bytes == 0 && planned > kLargePlanBytes) {
+    std::fprintf(stderr, "warning: the blob plans %s of arena and persistent memory (batch size %lld); "
+                 "--memory-budget makes compile refuse such plans\n", megabytes(planned).c_str(),
+                 static_cast<long long>(recipe.batch_size));
+  }
   return Status::ok();
 }
 
@@ -82,6 +92,7 @@ const CommandEntry& compile_command() {
                {"--input-shape", "NAME=d0,d1,...", "static shape of an input, or @DIM=N for a named dimension", true},
                {"--backend", "NAME", "preferred kernel backend recorded in the blob (cpu, ref, or a plugin's name)"},
                backend_plugin_option(),
+               memory_budget_option(),
                {"--profile", "PROFILE.json", "kernel timings from 'pockc tune': each measured op prefers its fastest backend"},
                {"--no-optimize", "", "skip fusion, folding and dead-code passes"},
                {"--no-reorder", "", "apply optimizer updates after the whole backward pass"},

@@ -145,6 +145,9 @@ Status run_inspect(const ParsedArgs& args) {
     return Status::ok();
   }
   std::printf("%s (%s)\n", path.c_str(), report["producer"].get<std::string>().c_str());
+  for (const Json& problem : report["metadata_problems"]) {
+    std::printf("warning: %s; not shown\n", problem.get<std::string>().c_str());
+  }
   print_functions(report);
   print_flops(report);
   print_parameters(report["parameters"]);

@@ -118,6 +118,7 @@ nlohmann::ordered_json inspect_report(const std::string& path, const BlobContent
   Json j;
   j["blob"] = path;
   j["producer"] = blob.metadata.value("producer", "");
+  j["metadata_problems"] = blob.metadata_problems;
   j["functions"] = Json::array();
   for (const FunctionSpec& fn : spec.functions) j["functions"].push_back(function_report(blob, fn, op_flop));
   const FunctionSpec* main = blob.main_function();

@@ -2,10 +2,12 @@
 
 #include <zip.h>
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <memory>
 
@@ -129,7 +131,7 @@ Result<NpyArray> parse_npy(const uint8_t* bytes, size_t size, const std::string&
   }
   POCK_ASSIGN_OR_RETURN(a.shape, parse_shape_tuple(shape, what));
   const size_t item = a.item_size();
-  if (item == 0 || a.descr[1] == 'O' || a.descr[1] == 'U' || a.descr[1] == 'S' || a.descr[1] == 'V') {
+  if (item == 0 || item > 16 || a.descr[1] == 'O' || a.descr[1] == 'U' || a.descr[1] == 'S' || a.descr[1] == 'V') {
     return npy_error(what, "unsupported dtype '" + a.descr + "'");
   }
   const size_t data_offset = offset + header_len;
@@ -160,41 +162,89 @@ std::vector<uint8_t> serialize_npy(const NpyArray& a) {
   return out;
 }
 
-Result<NpzFile> read_npz(const std::string& path) {
-  int err = 0;
-  std::unique_ptr<zip_t, decltype(&zip_discard)> z(zip_open(path.c_str(), ZIP_RDONLY, &err), zip_discard);
-  if (!z) {
-    zip_error_t e;
-    zip_error_init_with_code(&e, err);
-    const std::string why = zip_error_strerror(&e);
-    zip_error_fini(&e);
-    return Status(err == ZIP_ER_NOENT || err == ZIP_ER_OPEN ? Code::kIo : Code::kInvalidArgument,
-                  "cannot read '" + path + "' as .npz (a zip of .npy files, from np.savez): " + why);
-  }
+namespace {
+
+using ZipPtr = std::unique_ptr<zip_t, decltype(&zip_discard)>;
+
+Status zip_failure(int code, const std::string& what) {
+  zip_error_t e;
+  zip_error_init_with_code(&e, code);
+  const std::string why = zip_error_strerror(&e);
+  zip_error_fini(&e);
+  return Status(code == ZIP_ER_NOENT || code == ZIP_ER_OPEN ? Code::kIo : Code::kInvalidArgument,
+                "cannot read '" + what + "' as .npz (a zip of .npy files, from np.savez): " + why);
+}
+
+// Deflate cannot expand more than 1032:1; a larger claim is a forged size.
+constexpr uint64_t kMaxDeflateRatio = 1032;
+
+// Reads every .npy entry. An entry's bytes are read in bounded chunks, so memory follows the
+// bytes the archive really yields, never a size field alone.
+Result<NpzFile> read_entries(zip_t* z, uint64_t archive_bytes, const std::string& what) {
   NpzFile arrays;
-  const zip_int64_t n = zip_get_num_entries(z.get(), 0);
+  const zip_int64_t n = zip_get_num_entries(z, 0);
   for (zip_int64_t i = 0; i < n; ++i) {
     zip_stat_t st;
-    if (zip_stat_index(z.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE)) {
-      return Status(Code::kInvalidArgument, path + ": unreadable zip entry " + std::to_string(i));
+    if (zip_stat_index(z, static_cast<zip_uint64_t>(i), 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE) ||
+        !(st.valid & ZIP_STAT_COMP_SIZE) || !(st.valid & ZIP_STAT_COMP_METHOD)) {
+      return Status(Code::kInvalidArgument, what + ": unreadable zip entry " + std::to_string(i));
     }
     std::string name = st.name ? st.name : "";
     if (name.size() < 4 || name.compare(name.size() - 4, 4, ".npy") != 0) continue;
     name.resize(name.size() - 4);
-    if (st.size > (uint64_t{1} << 40)) return Status(Code::kInvalidArgument, path + ": entry '" + name + "' is too large");
-    std::vector<uint8_t> bytes(static_cast<size_t>(st.size));
-    std::unique_ptr<zip_file_t, decltype(&zip_fclose)> f(zip_fopen_index(z.get(), static_cast<zip_uint64_t>(i), 0), zip_fclose);
-    if (!f) return Status(Code::kInvalidArgument, path + ": cannot open entry '" + name + "': " + zip_strerror(z.get()));
-    size_t got = 0;
-    while (got < bytes.size()) {
-      const zip_int64_t r = zip_fread(f.get(), bytes.data() + got, bytes.size() - got);
-      if (r <= 0) return Status(Code::kInvalidArgument, path + ": entry '" + name + "' is truncated or corrupt");
-      got += static_cast<size_t>(r);
+    const uint64_t limit = st.comp_method == ZIP_CM_STORE ? st.comp_size : st.comp_size * kMaxDeflateRatio;
+    if (st.comp_size > archive_bytes || st.size > limit) {
+      return Status(Code::kInvalidArgument, what + ": entry '" + name + "' claims " + std::to_string(st.size) +
+                                                " bytes from " + std::to_string(st.comp_size) + " stored in a " +
+                                                std::to_string(archive_bytes) + "-byte file: corrupt");
     }
-    POCK_ASSIGN_OR_RETURN(NpyArray a, parse_npy(bytes.data(), bytes.size(), path + ": '" + name + "'"));
+    std::unique_ptr<zip_file_t, decltype(&zip_fclose)> f(zip_fopen_index(z, static_cast<zip_uint64_t>(i), 0), zip_fclose);
+    if (!f) return Status(Code::kInvalidArgument, what + ": cannot open entry '" + name + "': " + zip_strerror(z));
+    constexpr size_t kChunk = size_t{1} << 20;
+    std::vector<uint8_t> bytes;
+    while (bytes.size() < st.size) {
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, st.size - bytes.size()));
+      const size_t at = bytes.size();
+      bytes.resize(at + want);
+      const zip_int64_t r = zip_fread(f.get(), bytes.data() + at, want);
+      if (r <= 0) return Status(Code::kInvalidArgument, what + ": entry '" + name + "' is truncated or corrupt");
+      bytes.resize(at + static_cast<size_t>(r));
+    }
+    POCK_ASSIGN_OR_RETURN(NpyArray a, parse_npy(bytes.data(), bytes.size(), what + ": '" + name + "'"));
     arrays[name] = std::move(a);
   }
   return arrays;
+}
+
+}  // namespace
+
+Result<NpzFile> read_npz(const std::string& path) {
+  int err = 0;
+  ZipPtr z(zip_open(path.c_str(), ZIP_RDONLY, &err), zip_discard);
+  if (!z) return zip_failure(err, path);
+  std::error_code ec;
+  const uint64_t bytes = std::filesystem::file_size(path, ec);
+  if (ec) return Status(Code::kIo, "cannot read '" + path + "': " + ec.message());
+  return read_entries(z.get(), bytes, path);
+}
+
+Result<NpzFile> read_npz_bytes(const uint8_t* data, size_t size, const std::string& what) {
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* source = zip_source_buffer_create(data, size, 0, &error);
+  if (!source) {
+    zip_error_fini(&error);
+    return Status(Code::kOutOfMemory, what + ": cannot read the bytes");
+  }
+  ZipPtr z(zip_open_from_source(source, ZIP_RDONLY, &error), zip_discard);
+  if (!z) {
+    zip_source_free(source);
+    const int code = zip_error_code_zip(&error);
+    zip_error_fini(&error);
+    return zip_failure(code, what);
+  }
+  zip_error_fini(&error);
+  return read_entries(z.get(), size, what);
 }
 
 Status write_npz(const std::string& path, const NpzFile& arrays, bool compressed) {

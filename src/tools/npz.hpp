@@ -28,7 +28,11 @@ std::vector<uint8_t> serialize_npy(const NpyArray& array);
 
 // Arrays by name (the file names inside the zip without ".npy").
 using NpzFile = std::map<std::string, NpyArray>;
+// Sizes a zip declares are checked against the file before anything is allocated: a stored
+// entry cannot be larger than its compressed bytes, a deflated one than deflate's 1032:1 limit.
 Result<NpzFile> read_npz(const std::string& path);
+// The same from bytes in memory; `what` names them in messages.
+Result<NpzFile> read_npz_bytes(const uint8_t* data, size_t size, const std::string& what);
 Status write_npz(const std::string& path, const NpzFile& arrays, bool compressed = false);
 
 // The array's values converted to `dtype` (float64 -> float32, int64 <-> int32 with a range

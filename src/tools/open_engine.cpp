@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "tools/units.hpp"
+
 namespace pock::tools {
 
 OptionSpec backend_plugin_option() {
@@ -12,7 +14,17 @@ OptionSpec backend_plugin_option() {
 std::vector<OptionSpec> engine_option_specs() {
   return {{"--threads", "N", "worker threads (0: one per core)"},
           {"--backend", "NAME", "preferred kernel backend (cpu, ref, or a plugin's name); default: as compiled"},
-          backend_plugin_option()};
+          backend_plugin_option(),
+          memory_budget_option()};
+}
+
+OptionSpec memory_budget_option() {
+  return {"--memory-budget", "SIZE", "refuse a blob whose planned memory exceeds SIZE (bytes, or 512M, 2G)"};
+}
+
+Result<uint64_t> memory_budget(const ParsedArgs& args) {
+  if (!args.has("--memory-budget")) return uint64_t{0};
+  return parse_bytes(args.get("--memory-budget"), "--memory-budget");
 }
 
 Result<Engine> open_engine(const std::string& path, const ParsedArgs& args) {
@@ -22,6 +34,7 @@ Result<Engine> open_engine(const std::string& path, const ParsedArgs& args) {
   options.num_threads = static_cast<int>(threads);
   options.backend = args.get("--backend");
   options.backend_plugins = args.all("--backend-plugin");
+  POCK_ASSIGN_OR_RETURN(options.memory_budget_bytes, memory_budget(args));
   auto engine = Engine::open(path, options);
   if (!engine.is_ok()) return Status(engine.status().code(), path + ": " + engine.status().message());
   // A plugin that failed to load does not stop the engine; say so rather than run silently without it.

@@ -1,5 +1,7 @@
 // pockc: the command line over the compiler and the runtime.
 #include <cstdio>
+#include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -20,9 +22,7 @@ void print_overview() {
   std::printf("\n'pockc COMMAND --help' describes one command.\n");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int dispatch(int argc, char** argv) {
   if (argc < 2) {
     print_overview();
     return 2;
@@ -60,4 +60,22 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr, "pockc: unknown command '%s'; run 'pockc --help' for the list\n", name.c_str());
   return 2;
+}
+
+}  // namespace
+
+// Commands report failures as a Status; an exception that still escapes one (a library's, or a
+// bug of ours) becomes an error message and exit status 1 here, never std::terminate.
+int main(int argc, char** argv) {
+  const char* command = argc > 1 ? argv[1] : "";
+  try {
+    return dispatch(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "pockc %s: out of memory\n", command);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pockc %s: unexpected error: %s\n", command, e.what());
+  } catch (...) {
+    std::fprintf(stderr, "pockc %s: unexpected error of unknown type\n", command);
+  }
+  return 1;
 }

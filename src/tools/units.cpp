@@ -1,5 +1,7 @@
 #include "tools/units.hpp"
 
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 
 namespace pock::tools {
@@ -28,6 +30,28 @@ std::string format_ms(double milliseconds) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f ms", milliseconds);
   return buf;
+}
+
+Result<uint64_t> parse_bytes(const std::string& text, const std::string& what) {
+  uint64_t value = 0;
+  const char* p = text.data();
+  const char* end = p + text.size();
+  const auto [next, ec] = std::from_chars(p, end, value);
+  int shift = 0;
+  if (next < end) {
+    switch (*next) {
+      case 'K': case 'k': shift = 10; break;
+      case 'M': case 'm': shift = 20; break;
+      case 'G': case 'g': shift = 30; break;
+      case 'T': case 't': shift = 40; break;
+      default: shift = -1;
+    }
+  }
+  const size_t suffix = next < end ? 1 : 0;
+  if (ec != std::errc() || shift < 0 || next + suffix != end || value > (UINT64_MAX >> shift)) {
+    return Status(Code::kInvalidArgument, what + " '" + text + "' is not a size (bytes, or with K, M, G, T)");
+  }
+  return value << shift;
 }
 
 }  // namespace pock::tools

@@ -126,6 +126,10 @@ TEST_CASE("every misuse gives its own status and a message", "[c_api]") {
   CHECK(pock_engine_get_output(e.engine, "sum", buffer.data(), 24) == POCK_ERR_INVALID_ARGUMENT);
   CHECK(last_error().find("intermediate") != std::string::npos);
   CHECK(pock_engine_tensor_info(e.engine, "x", nullptr) == POCK_ERR_INVALID_ARGUMENT);
+  // Running before an input is set would compute on stale or zero data: refused, naming it.
+  CHECK(pock_engine_infer(e.engine) == POCK_ERR_INVALID_ARGUMENT);
+  CHECK(last_error().find("'x' was never set") != std::string::npos);
+  REQUIRE(pock_engine_set_input(e.engine, "x", buffer.data(), 24) == POCK_OK);
   // A success clears the previous message.
   CHECK(pock_engine_infer(e.engine) == POCK_OK);
   CHECK(last_error().empty());

@@ -8,6 +8,7 @@
 
 #include "pock/compiler/compiler.hpp"
 #include "pock/pock.h"
+#include "support/blob_inputs.hpp"
 #include "support/counting_new.hpp"
 #include "support/tiny_blob.hpp"
 
@@ -67,6 +68,7 @@ TEST_CASE("a training step allocates nothing after load", "[runtime][alloc]") {
   pock_engine* engine = nullptr;
   REQUIRE(pock_engine_open_buffer(blob->data(), blob->size(), nullptr, &engine) == POCK_OK);
   REQUIRE(pock_engine_can_train(engine) == 1);
+  REQUIRE(test::set_inputs_to_zero(engine, blob.value()));
   float loss = 0;
   pock_status status = pock_engine_train_step(engine, &loss);  // the first step may warm up lazily
   INFO(pock_engine_last_error(engine));

@@ -158,14 +158,32 @@ TEST_CASE("GELU written with Erf is fused into one Gelu", "[onnx]") {
 
 TEST_CASE("an op without a mapping is refused with its name and node", "[onnx][errors]") {
   OnnxModel m;
-  m.input("x", {2});
-  m.node("NonMaxSuppression", {"x"}, {"y"}, "/detect/nms");
+  m.input("boxes", {1, 2, 4}).input("scores", {1, 1, 2});
+  m.node("NonMaxSuppression", {"boxes", "scores"}, {"y"}, "/detect/nms");
   m.output("y");
   auto g = import(m);
   REQUIRE_FALSE(g.is_ok());
   CHECK(g.status().code() == Code::kUnsupportedOp);
   CHECK(g.status().message().find("NonMaxSuppression") != std::string::npos);
   CHECK(g.status().message().find("/detect/nms") != std::string::npos);
+}
+
+TEST_CASE("a node that breaks ONNX's own schema is refused before any converter reads it", "[onnx][errors]") {
+  OnnxModel reshape;  // Reshape takes (data, shape): one input alone once read past the inputs
+  reshape.input("x", {2, 3});
+  reshape.node("Reshape", {"x"}, {"y"}, "/head/reshape");
+  reshape.output("y");
+  auto g = import(reshape);
+  REQUIRE_FALSE(g.is_ok());
+  CHECK(g.status().code() == Code::kInvalidArgument);
+  CHECK_THAT(g.status().message(), Catch::Contains("/head/reshape") && Catch::Contains("does not match ONNX's schema"));
+  OnnxModel relu;  // an attribute of the wrong type
+  relu.input("x", {2});
+  OnnxModel::attr(relu.node("LeakyRelu", {"x"}, {"y"}, "act"), "alpha", int64_t{1});
+  relu.output("y");
+  auto bad_attr = import(relu);
+  REQUIRE_FALSE(bad_attr.is_ok());
+  CHECK_THAT(bad_attr.status().message(), Catch::Contains("does not match ONNX's schema"));
 }
 
 TEST_CASE("symbolic input dimensions need a size", "[onnx][errors]") {

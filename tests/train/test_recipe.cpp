@@ -100,6 +100,11 @@ TEST_CASE("recipe errors name the field", "[train][recipe]") {
   CHECK(contains(parse_error(R"({"trainable": [{"match": "*", "chanels": 2}]})"), "'trainable[0].chanels'"));
   CHECK(contains(parse_error(R"({"trainable": [{"match": "a"}, {"channels": 1.5, "match": "b"}]})"), "'trainable[1].channels'"));
   CHECK(contains(parse_error(R"({"trainable": [{}]})"), "'trainable[0]'"));
+  // -1 is the parser's "not given": written in the file it is a bad count, not an absent one.
+  CHECK(contains(parse_error(R"({"trainable": [{"match": "a", "channels": -1}]})"), "'trainable[0].channels': a count must be >= 1"));
+  CHECK(contains(parse_error(R"({"trainable": [{"match": "a", "channels": 0}]})"), "'trainable[0].channels'"));
+  CHECK(contains(parse_error(R"({"trainable": [{"match": "a", "channel_ratio": -1}]})"), "'trainable[0].channel_ratio'"));
+  CHECK(contains(parse_error(R"({"trainable": [{"match": "a", "channels": -0.5}]})"), "'trainable[0].channels'"));
   CHECK(contains(parse_error(R"({"freeze_batchnorm_stats": "yes"})"), "'freeze_batchnorm_stats'"));
   CHECK(contains(parse_error("{not json"), "not valid JSON"));
   CHECK(contains(parse_error("[1, 2]"), "JSON object"));

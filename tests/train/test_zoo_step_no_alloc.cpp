@@ -11,6 +11,7 @@
 #include "pock/compiler/compiler.hpp"
 #include "pock/compiler/models.hpp"
 #include "pock/pock.h"
+#include "support/blob_inputs.hpp"
 #include "support/counting_new.hpp"
 
 using namespace pock;
@@ -46,6 +47,7 @@ void check_steps_allocate_nothing(const std::string& what, Result<Graph> graph, 
     options.num_threads = 1;
     pock_engine* engine = nullptr;
     REQUIRE(pock_engine_open_buffer(blob->data(), blob->size(), &options, &engine) == POCK_OK);
+    REQUIRE(test::set_inputs_to_zero(engine, blob.value()));
     float loss = 0;
     pock_status status = pock_engine_train_step(engine, &loss);  // the first step may warm up lazily
     INFO(pock_engine_last_error(engine));

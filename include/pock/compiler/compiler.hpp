@@ -73,6 +73,9 @@ struct CompileOptions {
   // stay NHWC, with Transposes only where a chain is entered or left (docs/pockc.md). Applies
   // with optimize, when no backend other than cpu is requested.
   bool layout = true;
+  // Refuse a plan whose arenas and persistent regions (all memory spaces) exceed this many bytes,
+  // naming both figures, rather than write a blob the device cannot open. 0: no budget.
+  uint64_t memory_budget_bytes = 0;
 };
 
 // What the compiler built, for `pockc inspect` and the memory tests.

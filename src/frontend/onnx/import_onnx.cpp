@@ -8,6 +8,7 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include "frontend/onnx/import_context.hpp"
+#include "frontend/onnx/node_schemas.hpp"
 #include "pock/compiler/onnx.hpp"
 
 namespace pock {
@@ -18,6 +19,14 @@ using onnx_import::Value;
 
 constexpr int64_t kMinOpset = 13;
 constexpr int64_t kMaxOpset = 18;
+
+// The default-domain opset the model declares (checked by check_opsets first).
+int64_t default_opset(const onnx::ModelProto& model) {
+  for (const auto& o : model.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") return o.version();
+  }
+  return 0;
+}
 
 Status check_opsets(const onnx::ModelProto& model) {
   bool found = false;
@@ -204,6 +213,7 @@ Graph compact(const Graph& g) {
 Result<Graph> import_model(const onnx::ModelProto& model, const OnnxImportOptions& options, const std::string& base_dir) {
   POCK_RETURN_IF_ERROR(check_opsets(model));
   if (!model.has_graph()) return Status(Code::kInvalidArgument, "the file holds no graph");
+  POCK_RETURN_IF_ERROR(onnx_import::check_node_schemas(model.graph(), default_opset(model)));
   ImportContext ctx(model.graph(), options, base_dir);
   POCK_RETURN_IF_ERROR(declare_initializers(ctx));
   POCK_RETURN_IF_ERROR(declare_inputs(ctx));

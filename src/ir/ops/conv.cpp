@@ -49,6 +49,13 @@ struct WindowAxis {
 // Output extent of a window sliding over one padded axis. ceil_mode follows PyTorch: the last
 // window is kept only if it starts inside the input or the leading padding.
 Result<int64_t> output_extent(const InferContext& ctx, const WindowAxis& a, bool ceil_mode) {
+  // Attributes come from files: keep every term where the arithmetic below cannot overflow.
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  for (int64_t v : {a.input, a.kernel, a.stride, a.dilation, a.pad_begin, a.pad_end}) {
+    if (v < -kLimit || v > kLimit) {
+      return ctx.shape_error(std::string("window geometry along the ") + a.name + " is out of range (" + std::to_string(v) + ")");
+    }
+  }
   const int64_t span = a.dilation * (a.kernel - 1) + 1;
   const int64_t padded = a.input + a.pad_begin + a.pad_end;
   if (padded < span) {

@@ -58,7 +58,12 @@ Result<Window> pool_window(const InferContext& ctx) {
 }
 
 // Output extent along one axis (0 = height, 1 = width), as the forward schemas compute it.
+// -1 (no output fits) also for attribute values so large that the arithmetic would overflow.
 int64_t output_extent(const Window& w, int axis, int64_t input) {
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  for (int64_t v : {input, w.kernel[axis], w.strides[axis], w.dilations[axis], w.pads[axis], w.pads[axis + 2]}) {
+    if (v < -kLimit || v > kLimit) return -1;
+  }
   const int64_t span = w.dilations[axis] * (w.kernel[axis] - 1) + 1;
   const int64_t padded = input + w.pads[axis] + w.pads[axis + 2];
   if (padded < span) return -1;

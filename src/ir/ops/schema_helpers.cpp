@@ -32,6 +32,14 @@ Status broadcast_binary(InferContext& ctx) {
   return Status::ok();
 }
 
+Result<int64_t> checked_numel(const InferContext& ctx, const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return ctx.shape_error("shape " + shape_str(shape) + " is out of range");
+  }
+  return n;
+}
+
 void add(SchemaRegistry& r, const char* name, int min_in, int max_in, int min_out, int max_out, InferFn infer,
          const char* doc, std::vector<int> mutated) {
   OpSchema s;

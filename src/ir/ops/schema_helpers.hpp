@@ -10,6 +10,9 @@ Status same_as_first(InferContext& ctx);
 Status broadcast_binary(InferContext& ctx);
 // Input `i` must be a float dtype.
 Status require_float(const InferContext& ctx, size_t i);
+// Element count of a shape built from attributes (which come from files): an error naming the
+// shape when the product overflows 64 bits.
+Result<int64_t> checked_numel(const InferContext& ctx, const Shape& shape);
 // All present inputs share input 0's dtype.
 Status require_same_dtype(const InferContext& ctx);
 // Registers a schema in one line.

@@ -79,7 +79,7 @@ Status reshape(InferContext& ctx) {
       }
       shape[i] = in[i];
     }
-    known *= shape[i];
+    if (__builtin_mul_overflow(known, shape[i], &known)) return ctx.shape_error("shape " + shape_str(shape) + " is out of range");
   }
   if (inferred >= 0) {
     if (known == 0 || numel(in) % known != 0) {
@@ -87,7 +87,8 @@ Status reshape(InferContext& ctx) {
     }
     shape[inferred] = numel(in) / known;
   }
-  if (numel(shape) != numel(in)) {
+  POCK_ASSIGN_OR_RETURN(const int64_t count, schema::checked_numel(ctx, shape));
+  if (count != numel(in)) {
     return ctx.shape_error("cannot reshape " + shape_str(in) + " to " + shape_str(shape));
   }
   return set_output(ctx, std::move(shape));
@@ -289,6 +290,7 @@ void register_shape_schemas(SchemaRegistry& r) {
   add(r, "Flatten", 1, 1, 1, 1, flatten, "2-D [prod(dims[:axis]), prod(dims[axis:])], axis=1");
   add(r, "Transpose", 1, 1, 1, 1, transpose, "permute dims by perm (absent: reverse)");
   add(r, "Concat", 1, 1024, 1, 1, concat, "join inputs along axis");
+  r.set_variadic("Concat");
   add(r, "Slice", 1, 1, 1, 1, slice, "starts, ends, axes, steps with ONNX clamping; negative steps walk backwards");
   add(r, "Split", 1, 1, 1, kMaxSplitOutputs, split, "cut along axis into pieces of the sizes in split");
   add(r, "Squeeze", 1, 1, 1, 1, squeeze, "drop size-1 dims listed in axes (absent: all size-1 dims)");

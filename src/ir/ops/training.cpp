@@ -164,6 +164,7 @@ void register_training_schemas(SchemaRegistry& r) {
   add(r, "AccumulateGrad", 2, 2, 0, 0, accumulate_grad, "accumulator += gradient (in place)", {0});
   add(r, "GlobalNormClipScale", 1, kMany, 1, 1, clip_scale,
       "min(1, max_norm / (||grad_scale * (g0, g1, ...)||_2 + 1e-6)): the factor of clip_grad_norm_");
+  r.set_variadic("GlobalNormClipScale");
   // Updates write the parameter and their state in place and output nothing. The gradient input
   // is also written (zeroed) when it is a micro-batch accumulator (accumulation > 1). A gradient
   // of the parameter's leading rows only (partial-channel update) updates just those rows.
