@@ -2,6 +2,7 @@
 #   make test   install missing Debian packages, configure, build everything, run every test,
 #               then cross-build the aarch64 (NEON) tests and run them under qemu-aarch64
 #   make demo   the same set-up, then build and run the demo (examples/personalize/run.sh)
+#   make fuzz   libFuzzer on every parser under ASan + UBSan (scripts/fuzz.sh; FUZZ_SECONDS per target)
 # Variables: BUILD_DIR (default build), JOBS (default: all cores), CMAKE_ARGS (first configure),
 # AARCH64 (default 1; 0 skips the aarch64 stage, which says so).
 BUILD_DIR ?= build
@@ -12,7 +13,7 @@ AARCH64 ?= 1
 # Compiler cache shared across checkouts of this repository (CI clones into a new folder).
 export CCACHE_BASEDIR := $(CURDIR)
 
-.PHONY: test demo build configure deps clean
+.PHONY: test demo fuzz build configure deps clean
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
@@ -24,6 +25,9 @@ test: build
 
 demo: configure
 	BUILD_DIR=$(BUILD_DIR) bash examples/personalize/run.sh
+
+fuzz: deps
+	bash scripts/fuzz.sh
 
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)

@@ -20,6 +20,8 @@ PACKAGES=(
   # aarch64 cross build whose NEON tests run under emulation (scripts/test-aarch64.sh); the
   # Hexagon DSP program (clang-14 --target=hexagon, ld.lld), which qemu-user's qemu-hexagon runs
   g++-aarch64-linux-gnu qemu-user clang-14 lld-14
+  # libFuzzer and the sanitizer runtimes for clang (scripts/fuzz.sh, the CI's fuzz and TSan stages)
+  libclang-rt-14-dev
 )
 
 if [[ "${1:-}" == "--list" ]]; then
