@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define HX_MAGIC 0x50584748u /* "HGXP" little-endian */
-#define HX_VERSION 1u
+#define HX_VERSION 2u  /* 2: pointwise Conv2d and its gradients */
 
 /* File descriptors the DSP program starts with (the host's spawn code puts them there). */
 #define HX_FD_REGION 3  /* the shared region: a memfd the DSP maps MAP_SHARED */
@@ -63,6 +63,14 @@ typedef struct hx_header {
                                        d2 warmup steps, d3 total steps; p: HX_P_*; NESTEROV, ZERO_GRAD, SCHEDULE_* */
 #define HX_OP_ADAM_UPDATE 12u       /* t0 param, t1 grad, t2 i64 step, t3 exp_avg, t4 exp_avg_sq, t5 clip scale
                                        or ABSENT; d as SgdUpdate; p: HX_P_*; DECOUPLED, ZERO_GRAD, SCHEDULE_* */
+/* Pointwise (1x1, stride 1, unpadded, one group) Conv2d in NCHW, with P = H * W pixels per plane. */
+#define HX_OP_POINTWISE_CONV 13u    /* t0 x [N, C, P], t1 w [O, C], t2 bias [O] or ABSENT, t3 y [N, O, P];
+                                       d0 N, d1 C, d2 O, d3 P; flags ACT_* */
+#define HX_OP_POINTWISE_CONV_INPUT_GRAD 14u  /* t0 dy [N, O, P], t1 w [O, C], t3 dx [N, C, P]; d0 N, d1 C, d2 O, d3 P */
+#define HX_OP_POINTWISE_CONV_WEIGHT_GRAD 15u /* t0 x [N, C, P], t1 dy [N, O, P], t3 dw [R, C] for the leading R
+                                                output channels; d0 N, d1 C, d2 O, d3 P, d4 R */
+#define HX_OP_CHANNEL_SUM 16u       /* Conv2dGradBias: t0 dy [N, O, P], t3 db [R], the leading R channels
+                                       summed over N and P; d0 N, d1 O, d2 P, d3 R */
 /* Fault injection for tests: d0 = HX_FAULT_*. The host sends it only when a test armed it. */
 #define HX_OP_FAULT 100u
 
@@ -94,7 +102,7 @@ typedef struct hx_header {
 #define HX_FAULT_GARBAGE 3u /* it answers a reply that is not one */
 
 /* hx_op.flags */
-#define HX_FLAG_ACT_RELU (1u << 0)  /* Linear: fused epilogue */
+#define HX_FLAG_ACT_RELU (1u << 0)  /* Linear, pointwise Conv2d: fused epilogue */
 #define HX_FLAG_ACT_RELU6 (1u << 1)
 #define HX_FLAG_TRANSPOSE_A (1u << 2) /* MatMul */
 #define HX_FLAG_TRANSPOSE_B (1u << 3)

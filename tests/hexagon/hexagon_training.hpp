@@ -32,13 +32,13 @@ inline ProgramSpec spec_of(const std::vector<uint8_t>& blob) {
   return std::move(spec.value());
 }
 
-// Compiled and opened with the Hexagon plugin, or (hexagon = false) for the CPU alone.
-inline MlpRun open_mlp(const Recipe& recipe, bool hexagon, const MlpOptions& mlp = {}) {
+// `model` compiled and opened with the Hexagon plugin, or (hexagon = false) for the CPU alone.
+inline MlpRun open_model(const Graph& model, const Recipe& recipe, bool hexagon) {
   MlpRun r;
   CompileOptions options;
   EngineConfig config;
   if (hexagon) options.backend_plugins = config.backend_plugins = {kHexagonPlugin};
-  auto blob = compile(build_mlp(mlp), &recipe, options);
+  auto blob = compile(model, &recipe, options);
   INFO(blob.status().message());
   REQUIRE(blob.is_ok());
   r.blob = std::move(blob.value());
@@ -48,6 +48,10 @@ inline MlpRun open_mlp(const Recipe& recipe, bool hexagon, const MlpOptions& mlp
   REQUIRE(engine.is_ok());
   r.engine.emplace(std::move(engine.value()));
   return r;
+}
+
+inline MlpRun open_mlp(const Recipe& recipe, bool hexagon, const MlpOptions& mlp = {}) {
+  return open_model(build_mlp(mlp), recipe, hexagon);
 }
 
 inline Result<float> try_step(Engine& e, int index) {

@@ -101,6 +101,32 @@ TEST_CASE("hexagon: activations and their gradients equal ref", "[hexagon][ops]"
   }
 }
 
+TEST_CASE("hexagon: pointwise Conv2d and its gradients equal ref", "[hexagon][ops]") {
+  if (!hexagon_available()) return;
+  Fixture f;
+  std::mt19937 gen(17);
+  for (int s = 0; s < kShapes; ++s) {
+    const int64_t n = random_dim(gen, 1, 3), c = random_dim(gen, 1, 12), o = random_dim(gen, 1, 12);
+    const int64_t h = random_dim(gen, 1, 7), w = random_dim(gen, 1, 7);
+    const Shape x{n, c, h, w}, y{n, o, h, w}, weight{o, c, 1, 1};
+    const uint32_t seed = static_cast<uint32_t>(700 + s * 10);
+    for (const char* activation : {"none", "relu", "relu6"}) {
+      check_dsp_against_ref(f.b, {"Conv2d", {input(x, seed, -4, 4), input(weight, seed + 1), input({o}, seed + 2)},
+                                  Attrs{{"activation", std::string(activation)}}});
+    }
+    check_dsp_against_ref(f.b, {"Conv2d", {input(x, seed + 3), input(weight, seed + 4)}});
+    check_dsp_against_ref(f.b, {"Conv2dGradInput", {input(y, seed + 5), input(weight, seed + 6)},
+                                Attrs{{"input_shape", std::vector<int64_t>(x.begin(), x.end())}}});
+    // Weight and bias gradients of all output channels, and of the leading ones only.
+    const int64_t rows = random_dim(gen, 1, o);
+    for (int64_t channels : {o, rows}) {
+      check_dsp_against_ref(f.b, {"Conv2dGradWeight", {input(x, seed + 7), input(y, seed + 8)},
+                                  Attrs{{"kernel", std::vector<int64_t>{1, 1}}, {"channels", channels}}});
+      check_dsp_against_ref(f.b, {"Conv2dGradBias", {input(y, seed + 9)}, Attrs{{"channels", channels}}});
+    }
+  }
+}
+
 TEST_CASE("hexagon: ClipMask and MaskGrad equal ref", "[hexagon][ops]") {
   if (!hexagon_available()) return;
   Fixture f;
@@ -209,6 +235,12 @@ TEST_CASE("hexagon: supports_op claims only what the DSP runs", "[hexagon][ops]"
   CHECK(DirectOp(f.b, {"Softmax", {input({2, 3}, 1)}, Attrs{{"axis", int64_t{-1}}}}, true).score() == 0);
   CHECK(DirectOp(f.b, {"Exp", {input({2, 3}, 1)}}, true).score() == 0);
   CHECK(DirectOp(f.b, {"Relu", {input({2, 3}, 1)}}, false).score() == 0);
+  // Convolutions other than pointwise NCHW stay on the CPU; a conv's bias gradient runs anywhere.
+  const Attrs same{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  CHECK(DirectOp(f.b, {"Conv2d", {input({1, 2, 4, 4}, 1), input({3, 2, 3, 3}, 2)}, same}, true).score() == 0);
+  CHECK(DirectOp(f.b, {"Conv2d", {input({1, 2, 4, 4}, 1), input({3, 2, 1, 1}, 2)}, Attrs{{"strides", std::vector<int64_t>{2, 2}}}}, true).score() == 0);
+  CHECK(DirectOp(f.b, {"Conv2d", {input({1, 4, 4, 4}, 1), input({4, 2, 1, 1}, 2)}, Attrs{{"groups", int64_t{2}}}}, true).score() == 0);
+  CHECK(DirectOp(f.b, {"Conv2d", {input({1, 2, 4, 4}, 1), input({3, 2, 1, 1}, 2)}}, true).score() > 10);
   // What it runs, in its memory: above the CPU backend's 10.
   CHECK(DirectOp(f.b, {"Relu", {input({2, 3}, 1)}}, true).score() > 10);
 }

@@ -7,7 +7,7 @@
 
 static const hx_kernel* const kFamilies[] = {
     hx_linalg_kernels, hx_elementwise_kernels, hx_elementwise_grad_kernels, hx_activation_mask_kernels,
-    hx_training_kernels, hx_fault_kernels,
+    hx_training_kernels, hx_conv_kernels, hx_layer_grad_conv_kernels, hx_fault_kernels,
 };
 
 static hx_op g_batch[HX_MAX_BATCH];

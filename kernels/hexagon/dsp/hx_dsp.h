@@ -43,6 +43,8 @@ extern const hx_kernel hx_elementwise_kernels[];
 extern const hx_kernel hx_elementwise_grad_kernels[];
 extern const hx_kernel hx_activation_mask_kernels[];
 extern const hx_kernel hx_training_kernels[];
+extern const hx_kernel hx_conv_kernels[];
+extern const hx_kernel hx_layer_grad_conv_kernels[];
 extern const hx_kernel hx_fault_kernels[];
 /* Each list ends with an entry whose opcode is 0. */
 

@@ -6,7 +6,8 @@ namespace pock::hexagon {
 
 EncodeFn find_encoder(const char* op) {
   static const OpEncoder* const kFamilies[] = {kLinalgEncoders, kElementwiseEncoders, kElementwiseGradEncoders,
-                                               kActivationMaskEncoders, kTrainingEncoders};
+                                               kActivationMaskEncoders, kTrainingEncoders,  kConvEncoders,
+                                               kLayerGradConvEncoders};
   for (const OpEncoder* family : kFamilies) {
     for (const OpEncoder* e = family; e->op; ++e) {
       if (std::strcmp(e->op, op) == 0) return e->encode;
@@ -22,6 +23,10 @@ int64_t numel(const pock_tensor_desc& t) {
 }
 
 bool is_f32(const pock_tensor_desc& t) { return t.dtype == POCK_F32; }
+
+uint32_t activation_flags(Activation activation) {
+  return activation == Activation::kRelu ? HX_FLAG_ACT_RELU : activation == Activation::kRelu6 ? HX_FLAG_ACT_RELU6 : 0u;
+}
 
 bool fits_u32(int64_t v) { return v >= 0 && v <= static_cast<int64_t>(UINT32_MAX); }
 

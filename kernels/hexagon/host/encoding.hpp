@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "../hx_wire.h"
+#include "ir/activation.hpp"
 #include "pock/backend.h"
 
 namespace pock::hexagon {
@@ -36,6 +37,8 @@ extern const OpEncoder kElementwiseEncoders[];
 extern const OpEncoder kElementwiseGradEncoders[];
 extern const OpEncoder kActivationMaskEncoders[];
 extern const OpEncoder kTrainingEncoders[];
+extern const OpEncoder kConvEncoders[];
+extern const OpEncoder kLayerGradConvEncoders[];
 
 // The encoder of op type `op`, nullptr when the DSP has none.
 EncodeFn find_encoder(const char* op);
@@ -51,6 +54,8 @@ int64_t last_dim(const pock_tensor_desc& t);
 // except the inputs listed in `non_f32` (a bitmask of input indices).
 bool arity(const pock_op_desc& op, int min_in, int max_in, int outputs, uint32_t non_f32 = 0);
 bool has_input(const pock_op_desc& op, int i);
+// HX_FLAG_ACT_* of a fused epilogue; Linear and pointwise Conv2d have the same three.
+uint32_t activation_flags(Activation activation);
 // Fills record slot `slot` from input `input` / output `output`.
 void from_input(Encoding* e, int slot, int input);
 void from_output(Encoding* e, int slot, int output);

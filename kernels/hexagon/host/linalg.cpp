@@ -17,7 +17,7 @@ bool encode_linear(const pock_op_desc& op, Encoding* e) {
   if (!params::parse(op, &p).is_ok()) return false;
   hx_op& r = e->record;
   r.opcode = HX_OP_LINEAR;
-  r.flags = p.activation == Activation::kRelu ? HX_FLAG_ACT_RELU : p.activation == Activation::kRelu6 ? HX_FLAG_ACT_RELU6 : 0u;
+  r.flags = activation_flags(p.activation);
   r.dim[0] = static_cast<uint32_t>(rows);
   r.dim[1] = static_cast<uint32_t>(k);
   r.dim[2] = static_cast<uint32_t>(n);
