@@ -111,6 +111,24 @@ inline std::pair<int, int> placed_on(const ProgramSpec& spec, const std::string&
   return {on, all};
 }
 
+// How many ops of type `op` the train function places on the DSP.
+inline int train_ops_on_dsp(const ProgramSpec& spec, const std::string& op) {
+  int n = 0;
+  for (const FunctionSpec& f : spec.functions) {
+    if (f.name != "train") continue;
+    for (uint32_t i : f.ops) n += spec.ops[i].op == op && spec.ops[i].backend == "hexagon";
+  }
+  return n;
+}
+
+// One training step on the inputs set before; its loss.
+inline float checked_train_step(Engine& e) {
+  auto loss = e.train_step();
+  INFO(loss.status().message());
+  REQUIRE(loss.is_ok());
+  return *loss;
+}
+
 inline int64_t dsp_segments(const ProgramSpec& spec, const std::string& function) {
   int64_t segments = 0;
   bool open = false;

@@ -41,21 +41,9 @@ float stack_step(Engine& e, int index) {
   for (int64_t i = 0; i < kBatch; ++i) label.push_back(static_cast<int64_t>(gen() % kClasses));
   REQUIRE(e.set_input("image", image).is_ok());
   REQUIRE(e.set_input("label", label).is_ok());
-  auto loss = e.train_step();
-  INFO(loss.status().message());
-  REQUIRE(loss.is_ok());
-  return *loss;
+  return checked_train_step(e);
 }
 
-// How many ops of type `op` the train function places on the DSP.
-int on_dsp(const ProgramSpec& spec, const std::string& op) {
-  int n = 0;
-  for (const FunctionSpec& f : spec.functions) {
-    if (f.name != "train") continue;
-    for (uint32_t i : f.ops) n += spec.ops[i].op == op && spec.ops[i].backend == "hexagon";
-  }
-  return n;
-}
 
 }  // namespace
 
@@ -79,10 +67,10 @@ TEST_CASE("hexagon: a pointwise-conv stack trained on the DSP equals the CPU-onl
     SECTION(c.name) {
       MlpRun dsp = open_model(conv_stack(), c.recipe, true);
       MlpRun cpu = open_model(conv_stack(), c.recipe, false);
-      CHECK(on_dsp(dsp.spec, "Conv2d") == 3);
-      CHECK(on_dsp(dsp.spec, "Conv2dGradWeight") == c.weight_grads);
-      CHECK(on_dsp(dsp.spec, "Conv2dGradInput") == c.input_grads);
-      CHECK(on_dsp(dsp.spec, "Conv2dGradBias") >= 1);
+      CHECK(train_ops_on_dsp(dsp.spec, "Conv2d") == 3);
+      CHECK(train_ops_on_dsp(dsp.spec, "Conv2dGradWeight") == c.weight_grads);
+      CHECK(train_ops_on_dsp(dsp.spec, "Conv2dGradInput") == c.input_grads);
+      CHECK(train_ops_on_dsp(dsp.spec, "Conv2dGradBias") >= 1);
       const std::vector<std::string> names = trainable_names(dsp.spec);
       REQUIRE_FALSE(names.empty());
       float first = 0, last = 0;
