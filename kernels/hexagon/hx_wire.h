@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define HX_MAGIC 0x50584748u /* "HGXP" little-endian */
-#define HX_VERSION 2u  /* 2: pointwise Conv2d and its gradients */
+#define HX_VERSION 3u  /* 2: pointwise Conv2d and its gradients; 3: int8 Linear on HVX */
 
 /* File descriptors the DSP program starts with (the host's spawn code puts them there). */
 #define HX_FD_REGION 3  /* the shared region: a memfd the DSP maps MAP_SHARED */
@@ -71,6 +71,13 @@ typedef struct hx_header {
                                                 output channels; d0 N, d1 C, d2 O, d3 P, d4 R */
 #define HX_OP_CHANNEL_SUM 16u       /* Conv2dGradBias: t0 dy [N, O, P], t3 db [R], the leading R channels
                                        summed over N and P; d0 N, d1 O, d2 P, d3 R */
+/* Frozen int8 weights (recipe frozen_weights "int8"), int8 products on HVX; rows quantized as
+ * kernels/int8_rows.h defines. A row holds at most HX_MAX_INT8_ROW elements. */
+#define HX_OP_LINEAR_INT8 17u       /* t0 x f32 [rows, k], t1 w i8 [n, k], t2 scale f32 [n], t3 y [rows, n],
+                                       t4 bias [n] or ABSENT; d0 rows, d1 k, d2 n */
+#define HX_OP_LINEAR_INT8_INPUT_GRAD 18u /* t0 dy f32 [rows, n], t1 w_t i8 [k, n], t2 scale f32 [n], t3 dx [rows, k];
+                                            d0 rows, d1 n, d2 k */
+#define HX_MAX_INT8_ROW 8192u
 /* Fault injection for tests: d0 = HX_FAULT_*. The host sends it only when a test armed it. */
 #define HX_OP_FAULT 100u
 

@@ -8,6 +8,8 @@
 
 #include "kernels/params/elementwise.hpp"
 #include "kernels/params/reduce.hpp"
+#include "kernels/int8_rows.h"
+#include "kernels/ref/int8_row_scratch.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
@@ -190,6 +192,27 @@ Status linear_input_grad(const KernelCall& c) {
   return Status::ok();
 }
 
+// dx[m, k] = (sum_j q[m, j] w_t[k, j]) * s[m]: q and s quantize the row g = dy[m, :] * scale.
+Status linear_int8_input_grad(const KernelCall& c) {
+  const float* dy = c.in_data<float>(0);
+  const int8_t* wt = c.in_data<int8_t>(1);
+  const float* scale = c.in_data<float>(2);
+  float* dx = c.out_data<float>(0);
+  const int64_t rows = leading_rows(c.in(0)), k = c.in(1).dims[0], n = c.in(1).dims[1];
+  int8_t* q = ref::int8_row(c);
+  std::vector<float>& g = static_cast<ref::Int8RowScratch*>(c.state)->floats;
+  for (int64_t m = 0; m < rows; ++m) {
+    for (int64_t j = 0; j < n; ++j) g[static_cast<size_t>(j)] = dy[m * n + j] * scale[j];
+    const float s = pock_quantize_row_i8(g.data(), static_cast<uint32_t>(n), q);
+    for (int64_t p = 0; p < k; ++p) {
+      int32_t acc = 0;
+      for (int64_t j = 0; j < n; ++j) acc += int32_t{q[j]} * int32_t{wt[p * n + j]};
+      dx[m * k + p] = static_cast<float>(acc) * s;
+    }
+  }
+  return Status::ok();
+}
+
 // dw[n, k] = sum_m dy[m, n] x[m, k]
 Status linear_weight_grad(const KernelCall& c) {
   const float* dy = c.in_data<float>(0);
@@ -231,6 +254,7 @@ void register_ref_elementwise_grad(KernelTable& t) {
   max_grad.release = reduce_max_grad_release;
   t.add(max_grad);
   t.add({"LinearInputGrad", DType::kF32, linear_input_grad});
+  t.add(ref::with_int8_row({"LinearInt8InputGrad", DType::kF32, linear_int8_input_grad}));
   t.add({"LinearWeightGrad", DType::kF32, linear_weight_grad});
 }
 

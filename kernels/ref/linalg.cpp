@@ -1,6 +1,9 @@
-// Reference kernels of the linalg family: MatMul and Linear, f32 with double accumulation.
+// Reference kernels of the linalg family: MatMul and Linear, f32 with double accumulation, and
+// LinearInt8 (int8 rows times int8 weights, int32 accumulation).
 #include "ir/activation.hpp"
 #include "kernels/params/linalg.hpp"
+#include "kernels/int8_rows.h"
+#include "kernels/ref/int8_row_scratch.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
@@ -72,9 +75,35 @@ Status linear(const KernelCall& c, const params::MatMulParams& p) {
   return Status::ok();
 }
 
+// y[r, j] = (sum_p q[r, p] w[j, p]) * s[r] * scale[j] + bias[j], q and s from int8_rows.h.
+Status linear_int8(const KernelCall& c) {
+  const pock_tensor_desc& X = c.in(0);
+  const int64_t k = X.dims[X.rank - 1];
+  const int64_t n = c.in(1).dims[0];
+  int64_t rows = 1;
+  for (int d = 0; d + 1 < X.rank; ++d) rows *= X.dims[d];
+  const float* x = c.in_data<float>(0);
+  const int8_t* w = c.in_data<int8_t>(1);
+  const float* scale = c.in_data<float>(2);
+  const float* bias = c.has_input(3) ? c.in_data<float>(3) : nullptr;
+  float* y = c.out_data<float>(0);
+  int8_t* q = ref::int8_row(c);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float s = pock_quantize_row_i8(x + r * k, static_cast<uint32_t>(k), q);
+    for (int64_t j = 0; j < n; ++j) {
+      int32_t acc = 0;
+      for (int64_t p = 0; p < k; ++p) acc += int32_t{q[p]} * int32_t{w[j * k + p]};
+      const float v = static_cast<float>(acc) * s * scale[j];
+      y[r * n + j] = bias ? v + bias[j] : v;
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_ref_linalg(KernelTable& t) {
+  t.add(ref::with_int8_row({"LinearInt8", DType::kF32, linear_int8}));
   t.add(typed_kernel<params::MatMulParams, matmul>("MatMul", DType::kF32));
   t.add(typed_kernel<params::MatMulParams, linear>("Linear", DType::kF32));
 }

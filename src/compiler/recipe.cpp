@@ -214,6 +214,9 @@ Status validate_recipe(const Recipe& r) {
   }
   if (s.type == "cosine" && s.min_lr > o.lr) return field_error("schedule.min_lr", "must not exceed optimizer.lr");
   if (r.grad_accumulation < 1) return field_error("grad_accumulation", "must be >= 1");
+  if (!one_of(r.frozen_weights, {"f32", "int8"})) {
+    return field_error("frozen_weights", "'" + r.frozen_weights + "' is not one of f32, int8");
+  }
   if (!(r.clip_grad_norm >= 0.0)) return field_error("clip_grad_norm", "must be >= 0 (0: off)");
   for (size_t i = 0; i < r.trainable.size(); ++i) {
     const TrainableRule& t = r.trainable[i];
@@ -243,6 +246,7 @@ Result<Recipe> parse_recipe(std::string_view text) {
   POCK_RETURN_IF_ERROR(top.read("clip_grad_norm", &recipe.clip_grad_norm));
   POCK_RETURN_IF_ERROR(parse_trainable(top, &recipe.trainable));
   POCK_RETURN_IF_ERROR(top.read("freeze_batchnorm_stats", &recipe.freeze_batchnorm_stats));
+  POCK_RETURN_IF_ERROR(top.read("frozen_weights", &recipe.frozen_weights));
   POCK_RETURN_IF_ERROR(top.finish());
   POCK_RETURN_IF_ERROR(validate_recipe(recipe));
   return recipe;

@@ -8,6 +8,7 @@
 #include "compiler/autodiff/autodiff.hpp"
 #include "compiler/lowering/batch_size.hpp"
 #include "compiler/lowering/fold_frozen_scale.hpp"
+#include "compiler/lowering/quantize_frozen.hpp"
 #include "compiler/lowering/loss.hpp"
 #include "compiler/lowering/optimizer.hpp"
 #include "compiler/lowering/train_mode.hpp"
@@ -60,6 +61,18 @@ Status expose_gradients(Graph& g, FunctionDef& fn, const std::vector<ParamGrad>&
 // Frozen-scale folding (lowering/fold_frozen_scale.hpp) over every function that has one: with
 // optimize on, in each function alike, sharing the constants so that the folded weights replace
 // the originals in the blob instead of joining them.
+// Frozen Linear weights to int8 (lowering/quantize_frozen.hpp) when the recipe asks, in every
+// function alike, sharing the int8 constants.
+struct Int8Quantizing {
+  bool enabled = false;
+  std::unordered_set<TensorId> mutated;
+  Int8Weights shared;
+  Status apply(Graph& g, FunctionDef* fn) {
+    if (!enabled || fn == nullptr) return Status::ok();
+    return quantize_frozen_linears(g, *fn, mutated, shared).status();
+  }
+};
+
 struct ScaleFolding {
   bool enabled = false;
   std::unordered_set<TensorId> mutated;
@@ -71,7 +84,7 @@ struct ScaleFolding {
 };
 
 Status build_eval(TrainingProgram& program, const Recipe& recipe, TensorId source, TensorId labels,
-                  ScaleFolding& folding) {
+                  ScaleFolding& folding, Int8Quantizing& int8) {
   Graph& g = program.graph;
   POCK_ASSIGN_OR_RETURN(ForwardClone fwd, clone_forward(g, ForwardMode::kEval, "eval/", {}, program.step));
   FunctionDef fn;
@@ -79,6 +92,7 @@ Status build_eval(TrainingProgram& program, const Recipe& recipe, TensorId sourc
   fn.nodes = std::move(fwd.nodes);
   POCK_ASSIGN_OR_RETURN(fn.loss, append_loss(g, fn.nodes, recipe.loss, fwd.map(source), labels, "eval_loss"));
   POCK_RETURN_IF_ERROR(folding.apply(g, &fn));
+  POCK_RETURN_IF_ERROR(int8.apply(g, &fn));
   fn.inputs = function_inputs(g, fn.nodes);
   program.functions.push_back(std::move(fn));
   return Status::ok();
@@ -115,6 +129,12 @@ Status build_training_functions(TrainingProgram& program, const Recipe& recipe, 
   folding.mutated = tensors_mutated_by(fn.nodes);
   POCK_RETURN_IF_ERROR(folding.apply(g, program.function("infer")));
   POCK_RETURN_IF_ERROR(folding.apply(g, &fn));
+  // After folding (a folded layer's weight is a new constant, not a frozen parameter).
+  Int8Quantizing int8;
+  int8.enabled = recipe.frozen_weights == "int8";
+  int8.mutated = folding.mutated;
+  POCK_RETURN_IF_ERROR(int8.apply(g, program.function("infer")));
+  POCK_RETURN_IF_ERROR(int8.apply(g, &fn));
   POCK_ASSIGN_OR_RETURN(Backward bwd, build_backward(g, fn.nodes, fn.loss, trainable));
   std::vector<ParamGrad> grads;
   for (TensorId p : trainable) {
@@ -131,7 +151,7 @@ Status build_training_functions(TrainingProgram& program, const Recipe& recipe, 
   fn.inputs = function_inputs(g, fn.nodes);
   program.functions.push_back(std::move(fn));
 
-  return build_eval(program, recipe, source, labels, folding);
+  return build_eval(program, recipe, source, labels, folding, int8);
 }
 
 }  // namespace pock

@@ -127,6 +127,26 @@ TEST_CASE("hexagon: pointwise Conv2d and its gradients equal ref", "[hexagon][op
   }
 }
 
+TEST_CASE("hexagon: LinearInt8 and its input gradient (int8 products on HVX) equal ref", "[hexagon][ops]") {
+  if (!hexagon_available()) return;
+  Fixture f;
+  std::mt19937 gen(19);
+  for (int s = 0; s < kShapes; ++s) {
+    // Past 128 elements a row runs through HVX vectors, and the tail through scalars.
+    const int64_t k = random_dim(gen, 1, 300), n = random_dim(gen, 1, 300);
+    const Shape x = rows_by(gen, k);
+    Shape y = x;
+    y.back() = n;
+    const uint32_t seed = static_cast<uint32_t>(800 + s * 10);
+    check_dsp_against_ref(f.b, {"LinearInt8", {input(x, seed, -4, 4), int8s({n, k}, seed + 1), input({n}, seed + 2, 0.001f, 0.05f),
+                                               input({n}, seed + 3)}});
+    check_dsp_against_ref(f.b, {"LinearInt8", {input(x, seed + 4), int8s({n, k}, seed + 5), input({n}, seed + 6, 0.001f, 0.05f)}});
+    check_dsp_against_ref(f.b, {"LinearInt8InputGrad", {input(y, seed + 7), int8s({k, n}, seed + 8), input({n}, seed + 9, 0.001f, 0.05f)}});
+  }
+  // An all-zero row, and a row holding a NaN (which the DSP must propagate, not round).
+  check_dsp_against_ref(f.b, {"LinearInt8", {values({2, 3}, {0, 0, 0, 1, std::nanf(""), 2}), int8s({4, 3}, 7), input({4}, 8, 0.01f, 0.02f)}});
+}
+
 TEST_CASE("hexagon: ClipMask and MaskGrad equal ref", "[hexagon][ops]") {
   if (!hexagon_available()) return;
   Fixture f;

@@ -31,16 +31,16 @@ struct Operand {
   Shape shape;
   std::vector<float> values;  // f32 operands
   std::vector<int64_t> ints;  // i64 operands (labels, the step counter)
-  std::vector<uint8_t> bytes; // u8 operands (masks)
+  std::vector<uint8_t> bytes; // u8 operands (masks) and i8 ones (int8 weights)
   bool frozen = false;        // a model parameter (constant in the blob) rather than a graph input
   bool omitted = false;       // an absent optional input
 
   size_t nbytes() const {
-    if (dtype == DType::kU8) return bytes.size();
+    if (dtype == DType::kU8 || dtype == DType::kI8) return bytes.size();
     return dtype == DType::kI64 ? ints.size() * sizeof(int64_t) : values.size() * sizeof(float);
   }
   const void* data() const {
-    if (dtype == DType::kU8) return bytes.data();
+    if (dtype == DType::kU8 || dtype == DType::kI8) return bytes.data();
     return dtype == DType::kI64 ? static_cast<const void*>(ints.data()) : values.data();
   }
 };
@@ -89,6 +89,18 @@ inline Operand u8s(Shape shape, std::vector<uint8_t> v) {
   o.dtype = DType::kU8;
   o.shape = std::move(shape);
   o.bytes = std::move(v);
+  return o;
+}
+
+// Random int8 values in [-127, 127] (int8 weights).
+inline Operand int8s(Shape shape, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> d(-127, 127);
+  Operand o;
+  o.dtype = DType::kI8;
+  o.bytes.resize(static_cast<size_t>(numel(shape)));
+  for (uint8_t& b : o.bytes) b = static_cast<uint8_t>(static_cast<int8_t>(d(gen)));
+  o.shape = std::move(shape);
   return o;
 }
 

@@ -47,6 +47,9 @@ struct Recipe {
   double clip_grad_norm = 0.0;    // 0: off
   std::vector<TrainableRule> trainable;  // empty: every parameter trains
   bool freeze_batchnorm_stats = false;   // frozen layers' BatchNorm uses running stats
+  // "f32", or "int8": frozen Linear weights stored as int8 with a scale per output row, run as
+  // LinearInt8 (docs/recipe.md); trainable weights stay f32.
+  std::string frozen_weights = "f32";
 };
 
 // Parses a recipe; unknown fields, wrong types and bad values give an error naming the field.

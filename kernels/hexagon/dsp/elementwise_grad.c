@@ -1,8 +1,10 @@
 /* The elementwise_grad family on the DSP: the Linear gradients (input, weight), the bias
  * gradient (SumToShape of [rows, n] to [n]) and the activation gradients dx = dy f'(x), with
  * PyTorch's values at the kinks as kernels/ref has them. */
+#include "../../int8_rows.h"
 #include "dsp_math.h"
 #include "hx_dsp.h"
+#include "int8_dot.h"
 
 /* ---- Linear ---------------------------------------------------------------------------------- */
 
@@ -51,6 +53,31 @@ static void run_linear_weight_grad(const hx_op* op) {
       const float* xm = x + m * k;
       for (uint32_t j = 0; j < k; ++j) dwi[j] += g * xm[j];
     }
+  }
+}
+
+static uint32_t check_linear_int8_input_grad(const hx_op* op, uint32_t* slot) {
+  const uint64_t rows = op->dim[0], n = op->dim[1], k = op->dim[2];
+  if (n > HX_MAX_INT8_ROW) return HX_ERR_SHAPE;
+  HX_CHECK(hx_check_tensor(op, 0, rows * n, 4, slot));
+  HX_CHECK(hx_check_tensor(op, 1, k * n, 1, slot));
+  HX_CHECK(hx_check_tensor(op, 2, n, 4, slot));
+  return hx_check_tensor(op, 3, rows * k, 4, slot);
+}
+
+/* dx[m, p] = dot(q_m, w_t[p]) * s_m, q_m and s_m quantizing the row dy[m, :] * scale. */
+static void run_linear_int8_input_grad(const hx_op* op) {
+  const uint32_t rows = op->dim[0], n = op->dim[1], k = op->dim[2];
+  const float* dy = hx_f32(op, 0);
+  const int8_t* wt = (const int8_t*)(hx_region + op->tensor[1]);
+  const float* scale = hx_f32(op, 2);
+  float* dx = hx_f32(op, 3);
+  int8_t* q = hx_int8_row();
+  float* g = hx_float_row();
+  for (uint32_t m = 0; m < rows; ++m) {
+    for (uint32_t j = 0; j < n; ++j) g[j] = dy[m * n + j] * scale[j];
+    const float s = pock_quantize_row_i8(g, n, q);
+    for (uint32_t p = 0; p < k; ++p) dx[m * k + p] = (float)hx_dot_i8(q, wt + p * n, n) * s;
   }
 }
 
@@ -124,6 +151,7 @@ const hx_kernel hx_elementwise_grad_kernels[] = {
     {HX_OP_LINEAR_INPUT_GRAD, check_linear_input_grad, run_linear_input_grad},
     {HX_OP_LINEAR_WEIGHT_GRAD, check_linear_weight_grad, run_linear_weight_grad},
     {HX_OP_SUM_ROWS, check_sum_rows, run_sum_rows},
+    {HX_OP_LINEAR_INT8_INPUT_GRAD, check_linear_int8_input_grad, run_linear_int8_input_grad},
     {HX_OP_UNARY_GRAD, check_unary_grad, run_unary_grad},
     {0, 0, 0},
 };

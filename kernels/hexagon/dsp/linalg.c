@@ -3,8 +3,10 @@
  * so every inner loop reads memory in order. Inner loops are written `acc += a * b`, which clang
  * contracts into Hexagon's fused multiply-add (-ffp-contract=on) and unrolls with hardware loops;
  * the asm fmaf() would fuse as well but blocks both (10 vs 16 MFLOP/s under qemu). */
+#include "../../int8_rows.h"
 #include "dsp_math.h"
 #include "hx_dsp.h"
+#include "int8_dot.h"
 
 static float epilogue(float v, uint32_t flags) {
   if (flags & HX_FLAG_ACT_RELU) return v > 0.0f ? v : 0.0f;
@@ -70,8 +72,38 @@ static void run_matmul(const hx_op* op) {
   }
 }
 
+static uint32_t check_linear_int8(const hx_op* op, uint32_t* slot) {
+  const uint64_t rows = op->dim[0], k = op->dim[1], n = op->dim[2];
+  if (k > HX_MAX_INT8_ROW) return HX_ERR_SHAPE;
+  HX_CHECK(hx_check_tensor(op, 0, rows * k, 4, slot));
+  HX_CHECK(hx_check_tensor(op, 1, n * k, 1, slot));
+  HX_CHECK(hx_check_tensor(op, 2, n, 4, slot));
+  HX_CHECK(hx_check_optional(op, 4, n, 4, slot));
+  return hx_check_tensor(op, 3, rows * n, 4, slot);
+}
+
+/* y[r, j] = dot(q_r, w_j) * s_r * scale[j] (+ bias[j]): each row of x quantized once, then one
+ * HVX dot product per output over contiguous int8 rows. */
+static void run_linear_int8(const hx_op* op) {
+  const uint32_t rows = op->dim[0], k = op->dim[1], n = op->dim[2];
+  const float* x = hx_f32(op, 0);
+  const int8_t* w = (const int8_t*)(hx_region + op->tensor[1]);
+  const float* scale = hx_f32(op, 2);
+  const float* b = hx_present(op, 4) ? hx_f32(op, 4) : 0;
+  float* y = hx_f32(op, 3);
+  int8_t* q = hx_int8_row();
+  for (uint32_t r = 0; r < rows; ++r) {
+    const float s = pock_quantize_row_i8(x + r * k, k, q);
+    for (uint32_t j = 0; j < n; ++j) {
+      const float v = (float)hx_dot_i8(q, w + j * k, k) * s * scale[j];
+      y[r * n + j] = b ? v + b[j] : v;
+    }
+  }
+}
+
 const hx_kernel hx_linalg_kernels[] = {
     {HX_OP_LINEAR, check_linear, run_linear},
     {HX_OP_MATMUL, check_matmul, run_matmul},
+    {HX_OP_LINEAR_INT8, check_linear_int8, run_linear_int8},
     {0, 0, 0},
 };

@@ -44,6 +44,23 @@ bool encode_linear_weight_grad(const pock_op_desc& op, Encoding* e) {
   return true;
 }
 
+// (dy f32 [..., n], w_t i8 [k, n], scale f32 [n]) -> dx [..., k]
+bool encode_linear_int8_input_grad(const pock_op_desc& op, Encoding* e) {
+  if (!arity(op, 3, 3, 1, /*non_f32=*/1u << 1) || op.inputs[1].dtype != POCK_I8) return false;
+  const pock_tensor_desc &dy = op.inputs[0], &wt = op.inputs[1];
+  if (dy.rank < 1 || wt.rank != 2 || last_dim(dy) != wt.dims[1] || numel(op.inputs[2]) != wt.dims[1]) return false;
+  const int64_t rows = leading_rows(dy), n = wt.dims[1], k = wt.dims[0];
+  if (n > HX_MAX_INT8_ROW || numel(op.outputs[0]) != rows * k) return false;
+  if (!fits_u32(rows * n) || !fits_u32(rows * k) || !fits_u32(n * k)) return false;
+  e->record.opcode = HX_OP_LINEAR_INT8_INPUT_GRAD;
+  set_dims(e, rows, n, k);
+  from_input(e, 0, 0);
+  from_input(e, 1, 1);
+  from_input(e, 2, 2);
+  from_output(e, 3, 0);
+  return true;
+}
+
 // SumToShape where the target, its leading 1s dropped, is the input's trailing dims: a sum over
 // rows (a bias gradient), or a copy when the shapes are equal.
 bool encode_sum_to_shape(const pock_op_desc& op, Encoding* e) {
@@ -93,6 +110,7 @@ bool encode_gelu_grad(const pock_op_desc& op, Encoding* e) {
 const OpEncoder kElementwiseGradEncoders[] = {
     {"LinearInputGrad", encode_linear_input_grad},
     {"LinearWeightGrad", encode_linear_weight_grad},
+    {"LinearInt8InputGrad", encode_linear_int8_input_grad},
     {"SumToShape", encode_sum_to_shape},
     {"ReluGrad", encode_relu_grad},
     {"Relu6Grad", encode_relu6_grad},

@@ -1,5 +1,6 @@
-// The linalg family on the DSP: Linear (fused Relu/Relu6 epilogue included) and MatMul with
-// transposes, where each operand either carries the full batch or is one matrix for all of it.
+// The linalg family on the DSP: Linear (fused Relu/Relu6 epilogue included), MatMul with
+// transposes, where each operand either carries the full batch or is one matrix for all of it,
+// and LinearInt8 (frozen int8 weights, int8 products on HVX).
 #include "encoding.hpp"
 #include "kernels/params/linalg.hpp"
 
@@ -24,6 +25,27 @@ bool encode_linear(const pock_op_desc& op, Encoding* e) {
   from_input(e, 0, 0);
   from_input(e, 1, 1);
   if (has_input(op, 2)) from_input(e, 2, 2);
+  from_output(e, 3, 0);
+  return true;
+}
+
+// (x f32 [..., k], w i8 [n, k], scale f32 [n], bias f32 [n]?) -> y [..., n]
+bool encode_linear_int8(const pock_op_desc& op, Encoding* e) {
+  if (!arity(op, 3, 4, 1, /*non_f32=*/1u << 1) || op.inputs[1].dtype != POCK_I8) return false;
+  const pock_tensor_desc &x = op.inputs[0], &w = op.inputs[1], &y = op.outputs[0];
+  if (x.rank < 1 || w.rank != 2 || w.dims[1] != last_dim(x) || numel(op.inputs[2]) != w.dims[0]) return false;
+  const int64_t k = w.dims[1], n = w.dims[0], rows = leading_rows(x);
+  if (k > HX_MAX_INT8_ROW || (has_input(op, 3) && numel(op.inputs[3]) != n)) return false;
+  if (numel(y) != rows * n || !fits_u32(rows * k) || !fits_u32(rows * n) || !fits_u32(n * k)) return false;
+  hx_op& r = e->record;
+  r.opcode = HX_OP_LINEAR_INT8;
+  r.dim[0] = static_cast<uint32_t>(rows);
+  r.dim[1] = static_cast<uint32_t>(k);
+  r.dim[2] = static_cast<uint32_t>(n);
+  from_input(e, 0, 0);
+  from_input(e, 1, 1);
+  from_input(e, 2, 2);
+  if (has_input(op, 3)) from_input(e, 4, 3);
   from_output(e, 3, 0);
   return true;
 }
@@ -79,6 +101,7 @@ bool encode_matmul(const pock_op_desc& op, Encoding* e) {
 const OpEncoder kLinalgEncoders[] = {
     {"Linear", encode_linear},
     {"MatMul", encode_matmul},
+    {"LinearInt8", encode_linear_int8},
     {nullptr, nullptr},
 };
 

@@ -114,6 +114,23 @@ Status linear_input_grad(InferContext& ctx) {
   return Status::ok();
 }
 
+// dy f32 [..., N], w_t i8 [K, N] (the int8 weight transposed), scale f32 [N] -> dx f32 [..., K].
+Status linear_int8_input_grad(InferContext& ctx) {
+  const Shape& dy = ctx.in(0).shape;
+  const Shape& wt = ctx.in(1).shape;
+  if (ctx.in(0).dtype != DType::kF32 || ctx.in(1).dtype != DType::kI8 || ctx.in(2).dtype != DType::kF32) {
+    return ctx.error("needs dy f32, w_t i8 and scale f32");
+  }
+  if (dy.empty() || wt.size() != 2 || dy.back() != wt[1] || ctx.in(2).shape != Shape{wt[1]}) {
+    return ctx.shape_error("needs dy [..., N], w_t [K, N] and scale [N], got " + shape_str(dy) + ", " + shape_str(wt) +
+                           " and " + shape_str(ctx.in(2).shape));
+  }
+  Shape out = dy;
+  out.back() = wt[0];
+  ctx.outputs = {TensorType{DType::kF32, out}};
+  return Status::ok();
+}
+
 // dy [..., N] and x [..., K] -> dw [N, K] (summed over the leading dimensions).
 Status linear_weight_grad(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
@@ -147,6 +164,9 @@ void register_elementwise_grad_schemas(SchemaRegistry& r) {
   add(r, "MinimumGrad", 3, 3, 2, 2, binary_grad, "(dy, a, b) -> (da, db) at dy's shape; ties split evenly");
   add(r, "PowGrad", 3, 3, 2, 2, binary_grad, "(dy, a, b) -> (dy b a^(b-1), dy a^b ln a) at dy's shape");
   add(r, "LinearInputGrad", 2, 2, 1, 1, linear_input_grad, "(dy [..., N], w [N, K]) -> dy w [..., K]");
+  add(r, "LinearInt8InputGrad", 3, 3, 1, 1, linear_int8_input_grad,
+      "(dy [..., N], w_t [K, N] i8, scale [N]) -> dx [..., K]: rows of dy * scale quantized to int8 as LinearInt8 "
+      "quantizes x, int32 products with the transposed int8 weight");
   add(r, "LinearWeightGrad", 2, 2, 1, 1, linear_weight_grad, "(dy [..., N], x [..., K]) -> dyᵀ x [N, K]");
 }
 

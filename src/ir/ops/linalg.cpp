@@ -75,12 +75,36 @@ Status linear(InferContext& ctx) {
   return Status::ok();
 }
 
+// x f32 [..., K], w i8 [N, K], scale f32 [N], bias f32 [N]? -> y f32 [..., N] (docs/ops.md: the
+// rows of x are quantized to int8 on the fly; the products accumulate in int32).
+Status linear_int8(InferContext& ctx) {
+  const Shape& x = ctx.in(0).shape;
+  const Shape& w = ctx.in(1).shape;
+  if (ctx.in(0).dtype != DType::kF32 || ctx.in(1).dtype != DType::kI8 || ctx.in(2).dtype != DType::kF32) {
+    return ctx.error("needs x f32, w i8 and scale f32");
+  }
+  if (x.empty() || w.size() != 2 || w[1] != x.back() || ctx.in(2).shape != Shape{w[0]}) {
+    return ctx.shape_error("needs x [..., K], w [N, K] and scale [N], got " + shape_str(x) + ", " + shape_str(w) + " and " +
+                           shape_str(ctx.in(2).shape));
+  }
+  if (ctx.has_in(3) && (ctx.in(3).dtype != DType::kF32 || ctx.in(3).shape != Shape{w[0]})) {
+    return ctx.shape_error("bias must be f32 [" + std::to_string(w[0]) + "], got " + shape_str(ctx.in(3).shape));
+  }
+  Shape out = x;
+  out.back() = w[0];
+  ctx.outputs = {TensorType{DType::kF32, out}};
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_linalg_schemas(SchemaRegistry& r) {
   using schema::add;
   add(r, "MatMul", 2, 2, 1, 1, matmul, "a [..., M, K] @ b [..., K, N]; transpose_a/transpose_b; batch dims broadcast");
   add(r, "Linear", 2, 3, 1, 1, linear, "x [..., K] w[N, K]^T + b [N] (bias optional); activation (none | relu | relu6: fused epilogue)");
+  add(r, "LinearInt8", 3, 4, 1, 1, linear_int8,
+      "x [..., K] f32, w [N, K] i8, scale [N], bias [N]?: rows of x quantized to int8 (symmetric, per row), "
+      "int32 products, y = acc * row_scale * scale + bias; frozen int8 weights (recipe frozen_weights)");
 }
 
 }  // namespace pock

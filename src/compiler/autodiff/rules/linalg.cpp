@@ -68,9 +68,42 @@ Status linear_grad(GradContext& c) {
   return Status::ok();
 }
 
+// The int8 weight transposed ([K, N]), a constant made once per weight, so that the input
+// gradient reads contiguous int8 rows as the forward does.
+TensorId transposed_int8(GradContext& c, TensorId weight) {
+  const TensorDesc w = c.desc(weight);  // a copy: adding tensors moves the table
+  const std::string name = w.name + ".T";
+  if (const TensorId found = c.graph().find(name); found != kNoTensor) return found;
+  const int64_t n = w.shape[0], k = w.shape[1];
+  std::vector<uint8_t> t(static_cast<size_t>(n * k));
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t p = 0; p < k; ++p) t[static_cast<size_t>(p * n + j)] = (*w.data)[static_cast<size_t>(j * k + p)];
+  }
+  return c.graph().add_constant(name, DType::kI8, {k, n}, std::move(t));
+}
+
+// LinearInt8: the int8 weight and its scales are frozen constants; dx passes straight through
+// the rounding of x's rows (which has no useful gradient), and the bias trains as Linear's.
+Status linear_int8_grad(GradContext& c) {
+  if (c.needs(1) || c.needs(2)) {
+    return Status(Code::kInvalidArgument, "LinearInt8 '" + c.node().name + "': its int8 weight and scales are frozen");
+  }
+  if (c.needs(0)) {
+    if (!c.desc(c.x(1)).data) return Status(Code::kUnsupportedOp, "LinearInt8 '" + c.node().name + "': the int8 weight is not a constant");
+    const TensorId wt = transposed_int8(c, c.x(1));
+    c.set_dx(0, c.emit1("LinearInt8InputGrad", {c.dy(0), wt, c.x(2)}));
+  }
+  if (c.needs(3)) {
+    const Shape shape = c.desc(c.x(3)).shape;
+    c.set_dx(3, c.sum_to_shape(c.dy(0), shape));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_linalg_gradients(GradRegistry& r) {
+  r.add("LinearInt8", linear_int8_grad);
   r.add("MatMul", matmul_grad);
   r.add("Linear", linear_grad);
 }
