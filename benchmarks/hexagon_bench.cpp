@@ -65,6 +65,19 @@ struct Buffers {
     }
     return t;
   }
+  // An i8 tensor of values in [-127, 127].
+  pock_tensor_desc int8_tensor(std::vector<int64_t> dims) {
+    size_t n = 1;
+    for (int64_t d : dims) n *= static_cast<size_t>(d);
+    pock_tensor_desc t = tensor(std::move(dims), 0.0f);  // room for n floats: enough for n bytes
+    std::vector<int8_t> values(n);
+    for (size_t i = 0; i < n; ++i) values[i] = static_cast<int8_t>(static_cast<int>((i * 37) % 255) - 127);
+    t.dtype = POCK_I8;
+    t.nbytes = n;
+    if (t.memory_space == POCK_MEMORY_DEVICE) b.copy(b.context, t.data, values.data(), n, POCK_COPY_HOST_TO_DEVICE);
+    else std::memcpy(t.data, values.data(), n);
+    return t;
+  }
 };
 
 struct Op {
@@ -141,6 +154,19 @@ double linear_mflops(pock_backend_v1& b, int64_t rows, int64_t k, int64_t n, int
   return 2.0 * static_cast<double>(rows * k * n) / s / 1e6;
 }
 
+// LinearInt8 (int8 weights, rows of x quantized on the fly), in "MOP/s": 2 rows k n a second.
+double linear_int8_mops(pock_backend_v1& b, int64_t rows, int64_t k, int64_t n, int reps) {
+  Buffers buf(b);
+  const pock_tensor_desc x = buf.tensor({rows, k}, 1.0f), w = buf.int8_tensor({n, k}), scale = buf.tensor({n}, 0.01f);
+  const pock_tensor_desc y = buf.tensor({rows, n}, 0.0f);
+  Op linear(b, "LinearInt8", {x, w, scale}, {y});
+  const double s = seconds_per_call(reps, 1, [&] {
+    linear.execute();
+    linear.synchronize();
+  });
+  return 2.0 * static_cast<double>(rows * k * n) / s / 1e6;
+}
+
 // Milliseconds per train step of the MLP, compiled and opened with `plugins`.
 double mlp_step_ms(const std::vector<std::string>& plugins, int reps) {
   using namespace pock;
@@ -206,6 +232,16 @@ int main(int argc, char** argv) {
     char shape[64];
     std::snprintf(shape, sizeof shape, "%ldx%ldx%ld", static_cast<long>(s[0]), static_cast<long>(s[1]), static_cast<long>(s[2]));
     std::printf("%18s %12.1f %12.1f %12.1f %10.1f\n", shape, d, c, r, c / d);
+  }
+  std::printf("\nLinearInt8 (int8 weight, int8 products; HVX vrmpy on the DSP) next to f32 Linear on the DSP, MOP/s:\n");
+  std::printf("%18s %12s %12s %12s %10s\n", "rows x k x n", "dsp int8", "dsp f32", "ref int8", "int8/f32");
+  for (const auto& s : shapes) {
+    const double i8 = linear_int8_mops(*dsp, s[0], s[1], s[2], reps);
+    const double f = linear_mflops(*dsp, s[0], s[1], s[2], reps);
+    const double r = linear_int8_mops(*ref, s[0], s[1], s[2], reps);
+    char shape[64];
+    std::snprintf(shape, sizeof shape, "%ldx%ldx%ld", static_cast<long>(s[0]), static_cast<long>(s[1]), static_cast<long>(s[2]));
+    std::printf("%18s %12.1f %12.1f %12.1f %10.1f\n", shape, i8, f, r, i8 / f);
   }
   mlp_steps(plugin, reps);
   return 0;

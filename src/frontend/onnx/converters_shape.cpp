@@ -45,8 +45,8 @@ Status convert_reshape(NodeView& node) {
       inferred = static_cast<int>(d);
     } else if (shape[d] < 0) {
       return node.error("shape " + shape_str(shape) + " has a negative dim");
-    } else {
-      known *= shape[d];
+    } else if (__builtin_mul_overflow(known, shape[d], &known)) {
+      return node.error("shape " + shape_str(shape) + " is out of range");
     }
   }
   if (inferred >= 0) {

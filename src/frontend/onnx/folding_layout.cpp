@@ -127,8 +127,8 @@ Status fold_reshape(NodeView& node, const Inputs& in, Outputs* out, bool* folded
       inferred = static_cast<int>(d);
     } else if (shape[d] < 0) {
       return node.error("shape " + shape_str(shape) + " has a negative dim");
-    } else {
-      known *= shape[d];
+    } else if (__builtin_mul_overflow(known, shape[d], &known)) {
+      return node.error("shape " + shape_str(shape) + " is out of range");
     }
   }
   if (inferred >= 0) shape[inferred] = known ? in[0]->size() / known : 0;
