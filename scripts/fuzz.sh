@@ -42,7 +42,9 @@ for t in "${targets[@]}"; do
   corpus="$build/fuzz-corpus/$t"
   mkdir -p "$corpus" "$seeds/$t"
   # Committed seeds and regressions join the generated ones; ONNX also starts from a real export.
-  extra=(tests/fuzz/regressions/"$t")
+  # (A target with no finding yet has no regressions folder: git keeps no empty folders.)
+  extra=()
+  [[ -d tests/fuzz/regressions/$t ]] && extra+=(tests/fuzz/regressions/"$t")
   [[ -d tests/fuzz/seeds/$t ]] && extra+=(tests/fuzz/seeds/"$t")
   [[ $t == onnx ]] && extra+=(tests/frontend/tf2onnx)
   log="$build/fuzz-$t.log"
@@ -51,7 +53,7 @@ for t in "${targets[@]}"; do
   # -rss_limit_mb still catches a reader that really uses gigabytes.
   set +e
   ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    "$fuzz_dir/fuzz_$t" "$corpus" "$seeds/$t" "${extra[@]}" -max_total_time="$seconds" -timeout=10 \
+    "$fuzz_dir/fuzz_$t" "$corpus" "$seeds/$t" ${extra[@]+"${extra[@]}"} -max_total_time="$seconds" -timeout=10 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$findings/$t-" > "$log" 2>&1
   rc=$?
   set -e
