@@ -1,0 +1,31 @@
+// The ggml tensor types a GGUF checkpoint stores, their block layouts, and their conversion to
+// f32. Quantized types store blocks of 32 values: Q8_0 an f16 scale and 32 int8 (x = d q);
+// Q4_0 an f16 scale and 32 4-bit values (x = d (q - 8)); Q4_1 f16 scale and minimum and 32 4-bit
+// values (x = d q + m). The low nibbles of a block's 16 bytes are its first 16 values.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pock/status.hpp"
+
+namespace pock::gguf {
+
+enum GgmlType : uint32_t {
+  kF32 = 0,
+  kF16 = 1,
+  kQ4_0 = 2,
+  kQ4_1 = 3,
+  kQ8_0 = 8,
+  kBF16 = 30,
+};
+
+// Values per block and bytes per block of `type`; false for a type this reader does not convert.
+bool block_layout(uint32_t type, uint64_t* values_per_block, uint64_t* bytes_per_block);
+std::string type_name(uint32_t type);
+
+// `elements` values of `type` from `data` (elements a multiple of the block size; the caller
+// checked the byte range) into `out`.
+Status to_f32(uint32_t type, const uint8_t* data, uint64_t elements, float* out);
+
+}  // namespace pock::gguf
