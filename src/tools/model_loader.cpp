@@ -1,6 +1,9 @@
 #include "tools/model_loader.hpp"
 
+#include <cstdio>
 #include <filesystem>
+
+#include "pock/compiler/gguf.hpp"
 
 #ifdef POCK_HAVE_ONNX
 #include "pock/compiler/onnx.hpp"
@@ -10,6 +13,20 @@ namespace pock::tools {
 
 Result<Graph> load_model(const std::string& path, const ModelLoadOptions& options) {
   const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".gguf") {
+    // input_ids [batch, seq]: batch from the recipe, both from --input-shape input_ids=B,T.
+    GgufImportOptions gguf;
+    if (options.batch_size > 0) gguf.batch = options.batch_size;
+    for (const std::string& arg : options.input_shapes) {
+      int64_t b = 0, t = 0;
+      if (std::sscanf(arg.c_str(), "input_ids=%ld,%ld", &b, &t) != 2 || b < 1 || t < 1) {
+        return Status(Code::kInvalidArgument, "a .gguf model takes --input-shape input_ids=BATCH,SEQ, not '" + arg + "'");
+      }
+      gguf.batch = options.batch_size > 0 ? options.batch_size : b;
+      gguf.seq_len = t;
+    }
+    return import_gguf(path, gguf);
+  }
   if (ext == ".onnx") {
 #ifdef POCK_HAVE_ONNX
     OnnxImportOptions onnx;
@@ -20,7 +37,7 @@ Result<Graph> load_model(const std::string& path, const ModelLoadOptions& option
     return Status(Code::kUnsupportedOp, "this pockc was built without the ONNX frontend (POCK_WITH_ONNX=OFF)");
 #endif
   }
-  return Status(Code::kUnsupportedOp, "'" + path + "': pockc compile reads .onnx models (other formats: not in this build)");
+  return Status(Code::kUnsupportedOp, "'" + path + "': pockc compile reads .onnx and .gguf models");
 }
 
 }  // namespace pock::tools
