@@ -13,6 +13,7 @@
 
 #include "frontend/gguf/ggml_types.hpp"
 #include "frontend/gguf/gguf_file.hpp"
+#include "pock/compiler/gguf.hpp"
 
 using namespace pock;
 
@@ -74,6 +75,13 @@ TEST_CASE("gguf: every tensor type converts to the floats gguf-py's dequantizer 
     CHECK(differ == 0);
   }
   CHECK(at == expected.size());
+}
+
+TEST_CASE("gguf: a llama file whose tensors do not match its metadata is refused before a graph is built", "[frontend][gguf][hostile]") {
+  const std::vector<uint8_t> bytes = read_file(kFixture);  // architecture llama, but tensors "f32", "q8_0", ...
+  auto g = import_gguf_bytes(bytes.data(), bytes.size(), {1, 4});
+  REQUIRE_FALSE(g.is_ok());
+  CHECK_THAT(g.status().message(), Catch::Contains("token_embd.weight"));
 }
 
 TEST_CASE("gguf: every truncation of the file is an error, never a crash", "[frontend][gguf][hostile]") {

@@ -1,10 +1,11 @@
-// Fuzz target: parse a GGUF file and convert every tensor it lists to f32, as the GGUF frontend
-// reads a checkpoint. Sizes a file claims must be checked against the file before use.
+// Fuzz target: parse a GGUF file, convert every tensor it lists to f32, and import it as a llama
+// model, as `pockc compile model.gguf` does. Sizes a file claims must be checked against the file before use.
 #include <cstdint>
 #include <vector>
 
 #include "frontend/gguf/ggml_types.hpp"
 #include "frontend/gguf/gguf_file.hpp"
+#include "pock/compiler/gguf.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<uint8_t> bytes(data, data + size);  // parse reads in place: keep a stable copy
@@ -16,5 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     values.resize(static_cast<size_t>(t.elements));
     (void)pock::gguf::to_f32(t.type, file->tensor_data(t), t.elements, values.data());
   }
+  // And as a model: metadata that sizes a graph must be backed by the file's tensors.
+  (void)pock::import_gguf_bytes(bytes.data(), bytes.size(), {1, 4});
   return 0;
 }

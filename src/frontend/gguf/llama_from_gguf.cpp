@@ -15,6 +15,44 @@ namespace {
 
 Status bad(const std::string& what) { return Status(Code::kInvalidArgument, "GGUF: " + what); }
 
+// Every tensor the configuration implies exists with its shape, checked before a graph of that
+// size is built: the metadata alone (a block count of millions) must not size anything.
+Status check_tensors(const gguf::File& f, const models::LlamaConfig& c) {
+  if (c.num_heads % c.num_kv_heads != 0 || c.hidden_size % c.num_heads != 0) {
+    return bad("head counts " + std::to_string(c.num_heads) + "/" + std::to_string(c.num_kv_heads) +
+               " do not divide the embedding length " + std::to_string(c.hidden_size));
+  }
+  const int64_t kv = c.hidden_size / c.num_heads * c.num_kv_heads;
+  auto expect = [&](const std::string& name, int64_t rows, int64_t cols) -> Status {
+    const gguf::TensorInfo* t = f.find_tensor(name);
+    const std::vector<uint64_t> want = cols > 0 ? std::vector<uint64_t>{uint64_t(cols), uint64_t(rows)}
+                                                : std::vector<uint64_t>{uint64_t(rows)};
+    if (!t) return bad("tensor '" + name + "' is missing");
+    if (t->dims != want) return bad("tensor '" + name + "' does not have the shape the metadata implies");
+    return Status::ok();
+  };
+  const int64_t h = c.hidden_size;
+  POCK_RETURN_IF_ERROR(expect("token_embd.weight", c.vocab_size, h));
+  POCK_RETURN_IF_ERROR(expect("output_norm.weight", h, 0));
+  if (!c.tie_word_embeddings) POCK_RETURN_IF_ERROR(expect("output.weight", c.vocab_size, h));
+  if (static_cast<uint64_t>(c.num_layers) * 9 > f.tensors().size()) {
+    return bad("block_count " + std::to_string(c.num_layers) + " needs more tensors than the file has");
+  }
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string b = "blk." + std::to_string(i) + ".";
+    POCK_RETURN_IF_ERROR(expect(b + "attn_norm.weight", h, 0));
+    POCK_RETURN_IF_ERROR(expect(b + "attn_q.weight", h, h));
+    POCK_RETURN_IF_ERROR(expect(b + "attn_k.weight", kv, h));
+    POCK_RETURN_IF_ERROR(expect(b + "attn_v.weight", kv, h));
+    POCK_RETURN_IF_ERROR(expect(b + "attn_output.weight", h, h));
+    POCK_RETURN_IF_ERROR(expect(b + "ffn_norm.weight", h, 0));
+    POCK_RETURN_IF_ERROR(expect(b + "ffn_gate.weight", c.intermediate_size, h));
+    POCK_RETURN_IF_ERROR(expect(b + "ffn_up.weight", c.intermediate_size, h));
+    POCK_RETURN_IF_ERROR(expect(b + "ffn_down.weight", h, c.intermediate_size));
+  }
+  return Status::ok();
+}
+
 Result<models::LlamaConfig> llama_config(const gguf::File& f, const GgufImportOptions& o) {
   POCK_ASSIGN_OR_RETURN(const std::string arch, f.get_string("general.architecture"));
   if (arch != "llama") return Status(Code::kUnsupportedOp, "GGUF: architecture '" + arch + "' is not supported (llama)");
@@ -39,6 +77,7 @@ Result<models::LlamaConfig> llama_config(const gguf::File& f, const GgufImportOp
   if (!embed || embed->dims.size() != 2) return bad("no 2-D token_embd.weight");
   c.vocab_size = static_cast<int64_t>(embed->dims[1]);
   c.tie_word_embeddings = f.find_tensor("output.weight") == nullptr;
+  POCK_RETURN_IF_ERROR(check_tensors(f, c));
   return c;
 }
 
