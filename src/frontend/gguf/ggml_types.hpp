@@ -2,6 +2,10 @@
 // f32. Quantized types store blocks of 32 values: Q8_0 an f16 scale and 32 int8 (x = d q);
 // Q4_0 an f16 scale and 32 4-bit values (x = d (q - 8)); Q4_1 f16 scale and minimum and 32 4-bit
 // values (x = d q + m). The low nibbles of a block's 16 bytes are its first 16 values.
+// K-quants store super-blocks of 256 values: Q4_K eight 32-value groups of 4-bit values, each
+// with a 6-bit scale and minimum scaled by the block's f16 d and dmin (x = d sc q - dmin m); Q6_K
+// sixteen 16-value groups of 6-bit values (low 4 bits and high 2 bits apart) with int8 scales
+// (x = d sc (q - 32)).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -17,6 +21,8 @@ enum GgmlType : uint32_t {
   kQ4_0 = 2,
   kQ4_1 = 3,
   kQ8_0 = 8,
+  kQ4_K = 12,
+  kQ6_K = 14,
   kBF16 = 30,
 };
 

@@ -144,7 +144,7 @@ Result<File> File::parse(const uint8_t* data, size_t size) {
     uint64_t per_block = 0, block_bytes = 0;
     if (!block_layout(t.type, &per_block, &block_bytes)) {
       return Status(Code::kUnsupportedOp, "GGUF: tensor '" + t.name + "' has type " + type_name(t.type) +
-                                              ", which this reader does not convert (F32, F16, BF16, Q8_0, Q4_0, Q4_1)");
+                                              ", which this reader does not convert (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q6_K)");
     }
     if (t.dims[0] % per_block != 0) return bad("tensor '" + t.name + "': rows are not whole " + type_name(t.type) + " blocks");
     t.nbytes = t.elements / per_block * block_bytes;  // elements < 2^64 and block_bytes / per_block <= 4: no overflow

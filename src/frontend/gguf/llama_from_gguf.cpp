@@ -72,7 +72,11 @@ Result<models::LlamaConfig> llama_config(const gguf::File& f, const GgufImportOp
   c.num_kv_heads = c.num_heads;
   if (f.metadata().count("llama.attention.head_count_kv")) POCK_RETURN_IF_ERROR(count("llama.attention.head_count_kv", &c.num_kv_heads));
   POCK_ASSIGN_OR_RETURN(c.rms_norm_eps, f.get_float("llama.attention.layer_norm_rms_epsilon"));
-  c.rope_theta = f.metadata().count("llama.rope.freq_base") ? f.get_float("llama.rope.freq_base").value() : 10000.0;
+  c.rope_theta = 10000.0;
+  if (f.metadata().count("llama.rope.freq_base")) {
+    POCK_ASSIGN_OR_RETURN(c.rope_theta, f.get_float("llama.rope.freq_base"));
+  }
+  if (!(c.rope_theta > 0.0) || !(c.rms_norm_eps >= 0.0)) return bad("rope.freq_base or layer_norm_rms_epsilon is out of range");
   const gguf::TensorInfo* embed = f.find_tensor("token_embd.weight");
   if (!embed || embed->dims.size() != 2) return bad("no 2-D token_embd.weight");
   c.vocab_size = static_cast<int64_t>(embed->dims[1]);
