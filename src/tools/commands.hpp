@@ -15,5 +15,6 @@ const CommandEntry& train_command();
 const CommandEntry& inspect_command();
 const CommandEntry& tune_command();
 const CommandEntry& bench_command();
+const CommandEntry& export_command();
 
 }  // namespace pock::tools

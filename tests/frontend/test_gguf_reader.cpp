@@ -15,24 +15,20 @@
 #include "frontend/gguf/ggml_types.hpp"
 #include "frontend/gguf/gguf_file.hpp"
 #include "pock/compiler/gguf.hpp"
+#include "support/file_bytes.hpp"
 
 using namespace pock;
 
 namespace {
 
-std::vector<uint8_t> read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  REQUIRE(f.good());
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
+using test::read_file_bytes;
 const std::string kFixture = std::string(POCK_TESTS_DIR) + "/frontend/gguf/tiny.gguf";
 const std::string kExpected = std::string(POCK_TESTS_DIR) + "/frontend/gguf/tiny_expected.bin";
 
 }  // namespace
 
 TEST_CASE("gguf: metadata and tensor directory of a file gguf-py wrote", "[frontend][gguf]") {
-  const std::vector<uint8_t> bytes = read_file(kFixture);
+  const std::vector<uint8_t> bytes = read_file_bytes(kFixture);
   auto f = gguf::File::parse(bytes.data(), bytes.size());
   INFO(f.status().message());
   REQUIRE(f.is_ok());
@@ -52,8 +48,8 @@ TEST_CASE("gguf: metadata and tensor directory of a file gguf-py wrote", "[front
 }
 
 TEST_CASE("gguf: every tensor type converts to the floats gguf-py's dequantizer gives", "[frontend][gguf]") {
-  const std::vector<uint8_t> bytes = read_file(kFixture);
-  const std::vector<uint8_t> expected = read_file(kExpected);
+  const std::vector<uint8_t> bytes = read_file_bytes(kFixture);
+  const std::vector<uint8_t> expected = read_file_bytes(kExpected);
   auto f = gguf::File::parse(bytes.data(), bytes.size());
   REQUIRE(f.is_ok());
   size_t at = 0;
@@ -79,14 +75,14 @@ TEST_CASE("gguf: every tensor type converts to the floats gguf-py's dequantizer 
 }
 
 TEST_CASE("gguf: a llama file whose tensors do not match its metadata is refused before a graph is built", "[frontend][gguf][hostile]") {
-  const std::vector<uint8_t> bytes = read_file(kFixture);  // architecture llama, but tensors "f32", "q8_0", ...
+  const std::vector<uint8_t> bytes = read_file_bytes(kFixture);  // architecture llama, but tensors "f32", "q8_0", ...
   auto g = import_gguf_bytes(bytes.data(), bytes.size(), {1, 4});
   REQUIRE_FALSE(g.is_ok());
   CHECK_THAT(g.status().message(), Catch::Contains("token_embd.weight"));
 }
 
 TEST_CASE("gguf: every truncation of the file is an error, never a crash", "[frontend][gguf][hostile]") {
-  const std::vector<uint8_t> bytes = read_file(kFixture);
+  const std::vector<uint8_t> bytes = read_file_bytes(kFixture);
   // The writer pads the file to its alignment: cutting only padding leaves a whole file.
   auto whole = gguf::File::parse(bytes.data(), bytes.size());
   REQUIRE(whole.is_ok());
@@ -104,7 +100,7 @@ TEST_CASE("gguf: every truncation of the file is an error, never a crash", "[fro
 }
 
 TEST_CASE("gguf: huge counts, lengths, dimensions and offsets are refused before any allocation", "[frontend][gguf][hostile]") {
-  const std::vector<uint8_t> bytes = read_file(kFixture);
+  const std::vector<uint8_t> bytes = read_file_bytes(kFixture);
   auto set_u64 = [&](size_t offset, uint64_t v) {
     std::vector<uint8_t> b = bytes;
     std::memcpy(b.data() + offset, &v, 8);

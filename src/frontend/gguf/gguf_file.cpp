@@ -113,6 +113,7 @@ Result<File> File::parse(const uint8_t* data, size_t size) {
   POCK_RETURN_IF_ERROR(r.read(&tensor_count, "tensor count"));
   POCK_RETURN_IF_ERROR(r.read(&kv_count, "metadata count"));
   if (kv_count > r.left() / (8 + 4)) return bad(std::to_string(kv_count) + " metadata entries cannot fit in the file");
+  f.metadata_begin_ = 4 + r.offset();
   for (uint64_t i = 0; i < kv_count; ++i) {
     std::string key;
     POCK_RETURN_IF_ERROR(r.read_string(&key, "metadata key " + std::to_string(i)));
@@ -120,6 +121,7 @@ Result<File> File::parse(const uint8_t* data, size_t size) {
     POCK_RETURN_IF_ERROR(r.read_value(&v, "metadata '" + key + "'"));
     if (!f.metadata_.emplace(key, std::move(v)).second) return bad("metadata key '" + key + "' appears twice");
   }
+  f.metadata_end_ = 4 + r.offset();
   if (tensor_count > r.left() / kMinTensorInfoBytes) {
     return bad(std::to_string(tensor_count) + " tensors cannot fit in the file");
   }
@@ -156,6 +158,7 @@ Result<File> File::parse(const uint8_t* data, size_t size) {
     if (!a || *a == 0 || (*a & (*a - 1)) != 0 || *a > 4096) return bad("general.alignment must be a power of two up to 4096");
     alignment = *a;
   }
+  f.alignment_ = alignment;
   const uint64_t header_end = 4 + r.offset();
   f.data_offset_ = (header_end + alignment - 1) / alignment * alignment;
   if (f.data_offset_ > size) return bad("the data section starts past the end of the file");

@@ -42,6 +42,11 @@ class File {
   const TensorInfo* find_tensor(const std::string& name) const;
   // The bytes of a tensor (in bounds: checked by parse).
   const uint8_t* tensor_data(const TensorInfo& t) const { return data_ + data_offset_ + t.offset; }
+  // The metadata section as stored (its key/value pairs, each with its original value type), so
+  // that a writer can carry it over unchanged; and the data alignment the file uses.
+  const uint8_t* metadata_bytes() const { return data_ + metadata_begin_; }
+  uint64_t metadata_size() const { return metadata_end_ - metadata_begin_; }
+  uint64_t alignment() const { return alignment_; }
 
   // Typed metadata lookups: an error names the key when it is absent or of another type.
   Result<uint64_t> get_uint(const std::string& key) const;
@@ -51,6 +56,8 @@ class File {
  private:
   const uint8_t* data_ = nullptr;
   uint64_t data_offset_ = 0;
+  uint64_t metadata_begin_ = 0, metadata_end_ = 0;
+  uint64_t alignment_ = 32;
   uint32_t version_ = 0;
   std::map<std::string, Value> metadata_;
   std::vector<TensorInfo> tensors_;

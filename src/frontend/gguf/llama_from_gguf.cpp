@@ -1,12 +1,13 @@
-// import_gguf: a GGUF file of general.architecture "llama" into models::llama_causal_lm's graph.
-// llama.cpp's converter stores q_proj and k_proj with the two halves of each head's rows
-// interleaved (its rope rotates adjacent pairs; transformers' rotates halves): the rows are put
-// back in transformers' order here, so the graph is the Hugging Face model.
+// import_gguf: a GGUF file of general.architecture "llama" into models::llama_causal_lm's graph,
+// with q_proj/k_proj rows put back in transformers' order (llama_names.hpp), so the graph is the
+// Hugging Face model.
 #include <fstream>
 #include <iterator>
 
 #include "frontend/gguf/ggml_types.hpp"
 #include "frontend/gguf/gguf_file.hpp"
+#include "frontend/gguf/llama_from_gguf.hpp"
+#include "frontend/gguf/llama_names.hpp"
 #include "pock/compiler/gguf.hpp"
 #include "pock/compiler/models.hpp"
 
@@ -53,6 +54,8 @@ Status check_tensors(const gguf::File& f, const models::LlamaConfig& c) {
   return Status::ok();
 }
 
+}  // namespace
+
 Result<models::LlamaConfig> llama_config(const gguf::File& f, const GgufImportOptions& o) {
   POCK_ASSIGN_OR_RETURN(const std::string arch, f.get_string("general.architecture"));
   if (arch != "llama") return Status(Code::kUnsupportedOp, "GGUF: architecture '" + arch + "' is not supported (llama)");
@@ -85,52 +88,6 @@ Result<models::LlamaConfig> llama_config(const gguf::File& f, const GgufImportOp
   return c;
 }
 
-// The transformers name of a GGUF tensor, and whether its rows need un-interleaving (0: no; else
-// the number of heads they are grouped in).
-Result<std::pair<std::string, int64_t>> hf_name(const std::string& g, const models::LlamaConfig& c) {
-  static const std::pair<const char*, const char*> kGlobal[] = {
-      {"token_embd.weight", "model.embed_tokens.weight"}, {"output_norm.weight", "model.norm.weight"}, {"output.weight", "lm_head.weight"}};
-  for (const auto& [from, to] : kGlobal) {
-    if (g == from) return std::pair<std::string, int64_t>{to, 0};
-  }
-  static const std::pair<const char*, const char*> kBlock[] = {
-      {"attn_norm.weight", "input_layernorm.weight"}, {"attn_q.weight", "self_attn.q_proj.weight"},
-      {"attn_k.weight", "self_attn.k_proj.weight"},   {"attn_v.weight", "self_attn.v_proj.weight"},
-      {"attn_output.weight", "self_attn.o_proj.weight"}, {"ffn_norm.weight", "post_attention_layernorm.weight"},
-      {"ffn_gate.weight", "mlp.gate_proj.weight"},    {"ffn_up.weight", "mlp.up_proj.weight"},
-      {"ffn_down.weight", "mlp.down_proj.weight"}};
-  if (g.rfind("blk.", 0) == 0) {
-    const size_t dot = g.find('.', 4);
-    const std::string index = dot == std::string::npos ? "" : g.substr(4, dot - 4);
-    if (!index.empty() && index.size() < 9 && index.find_first_not_of("0123456789") == std::string::npos) {
-      const std::string rest = g.substr(dot + 1);
-      for (const auto& [from, to] : kBlock) {
-        if (rest != from) continue;
-        const int64_t heads = rest == "attn_q.weight" ? c.num_heads : rest == "attn_k.weight" ? c.num_kv_heads : 0;
-        return std::pair<std::string, int64_t>{"model.layers." + index + "." + to, heads};
-      }
-    }
-  }
-  return Status(Code::kUnsupportedOp, "GGUF: tensor '" + g + "' has no place in the llama graph");
-}
-
-// Rows of each head stored as pairs (i, i + d/2) interleaved -> transformers' halves.
-std::vector<float> deinterleave_heads(const std::vector<float>& w, int64_t rows, int64_t cols, int64_t heads) {
-  std::vector<float> out(w.size());
-  const int64_t d = rows / heads, half = d / 2;
-  for (int64_t h = 0; h < heads; ++h) {
-    for (int64_t i = 0; i < half; ++i) {
-      for (int64_t j = 0; j < 2; ++j) {
-        const float* src = w.data() + (h * d + 2 * i + j) * cols;
-        std::copy(src, src + cols, out.data() + (h * d + j * half + i) * cols);
-      }
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
 Result<Graph> import_gguf_bytes(const uint8_t* data, size_t size, const GgufImportOptions& options) {
   if (options.batch < 1 || options.seq_len < 1) return Status(Code::kInvalidArgument, "GGUF import: batch and seq_len must be >= 1");
   POCK_ASSIGN_OR_RETURN(const gguf::File file, gguf::File::parse(data, size));
@@ -138,18 +95,18 @@ Result<Graph> import_gguf_bytes(const uint8_t* data, size_t size, const GgufImpo
   POCK_ASSIGN_OR_RETURN(Graph graph, models::llama_causal_lm(config));
   models::WeightMap weights;
   for (const gguf::TensorInfo& t : file.tensors()) {
-    POCK_ASSIGN_OR_RETURN(const auto name, hf_name(t.name, config));
+    POCK_ASSIGN_OR_RETURN(const gguf::LlamaTensorName name, gguf::llama_tensor_name(t.name, config.num_heads, config.num_kv_heads));
     if (t.elements > (uint64_t{1} << 34)) return bad("tensor '" + t.name + "' is too large");
     std::vector<float> values(static_cast<size_t>(t.elements));
     POCK_RETURN_IF_ERROR(gguf::to_f32(t.type, file.tensor_data(t), t.elements, values.data()));
-    if (name.second > 0) {
+    if (name.heads > 0) {
       const int64_t cols = static_cast<int64_t>(t.dims[0]), rows = static_cast<int64_t>(t.elements) / cols;
-      if (t.dims.size() != 2 || rows % name.second != 0 || (rows / name.second) % 2 != 0) {
-        return bad("tensor '" + t.name + "' does not split into " + std::to_string(name.second) + " heads");
+      if (t.dims.size() != 2 || rows % name.heads != 0 || (rows / name.heads) % 2 != 0) {
+        return bad("tensor '" + t.name + "' does not split into " + std::to_string(name.heads) + " heads");
       }
-      values = deinterleave_heads(values, rows, cols, name.second);
+      values = gguf::reorder_head_rows(values, cols, name.heads, /*to_hf=*/true);
     }
-    weights[name.first] = std::move(values);
+    weights[name.hf] = std::move(values);
   }
   models::LoadWeightsOptions load;
   load.require_all = true;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ir/float16.hpp"
 #include "pock/compiler/ir.hpp"
 
 namespace pock::onnx_import {
@@ -39,9 +40,9 @@ Result<HostTensor> host_tensor_from_bytes(DType dtype, Shape shape, const std::v
 double round_to(DType dtype, double v);
 int64_t wrap_to(DType dtype, int64_t v);
 
-float half_to_float(uint16_t h);
-uint16_t float_to_half(float f);
-float bf16_to_float(uint16_t h);
-uint16_t float_to_bf16(float f);
+using pock::bf16_to_float;
+using pock::float_to_bf16;
+using pock::float_to_half;
+using pock::half_to_float;
 
 }  // namespace pock::onnx_import
