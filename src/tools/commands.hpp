@@ -16,5 +16,6 @@ const CommandEntry& inspect_command();
 const CommandEntry& tune_command();
 const CommandEntry& bench_command();
 const CommandEntry& export_command();
+const CommandEntry& generate_command();
 
 }  // namespace pock::tools

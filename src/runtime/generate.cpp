@@ -1,0 +1,86 @@
+#include "pock/generate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace pock {
+
+TokenSampler::TokenSampler(const SamplingOptions& options) : options_(options), state_(options.seed) {}
+
+// splitmix64: a fixed generator, so that a seed gives the same text everywhere (the standard
+// library's distributions differ between implementations).
+double TokenSampler::uniform() {
+  uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+Result<int64_t> TokenSampler::next(const float* logits, int64_t vocab) {
+  if (vocab < 1) return Status(Code::kInvalidArgument, "sampling: an empty row of logits");
+  int64_t best = 0;
+  for (int64_t i = 0; i < vocab; ++i) {
+    if (std::isnan(logits[i])) return Status(Code::kNumerical, "sampling: logit " + std::to_string(i) + " is NaN");
+    if (logits[i] > logits[best]) best = i;
+  }
+  // Greedy, or an infinite logit that takes all the probability.
+  if (options_.temperature <= 0.0 || options_.top_p <= 0.0 || std::isinf(logits[best])) return best;
+  // Softmax of logits / temperature, in double, shifted by the maximum.
+  scratch_.resize(static_cast<size_t>(vocab));
+  double total = 0.0;
+  for (int64_t i = 0; i < vocab; ++i) {
+    const double p = std::exp((double(logits[i]) - double(logits[best])) / options_.temperature);
+    scratch_[static_cast<size_t>(i)] = {p, i};
+    total += p;
+  }
+  // The nucleus: the most likely tokens, in order, until their mass reaches top_p (at least one).
+  size_t keep = scratch_.size();
+  double mass = total;
+  if (options_.top_p < 1.0) {
+    std::sort(scratch_.begin(), scratch_.end(), [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+    mass = 0.0;
+    keep = 0;
+    while (keep < scratch_.size() && (keep == 0 || mass < options_.top_p * total)) mass += scratch_[keep++].first;
+  }
+  double u = uniform() * mass;
+  for (size_t i = 0; i < keep; ++i) {
+    u -= scratch_[i].first;
+    if (u < 0.0) return scratch_[i].second;
+  }
+  return scratch_[keep - 1].second;  // rounding left u at the very end of the mass
+}
+
+Result<std::vector<int64_t>> generate(Engine& engine, const std::vector<int64_t>& prompt, const SamplingOptions& options) {
+  POCK_ASSIGN_OR_RETURN(const pock_tensor_info ids_info, engine.info("input_ids"));
+  POCK_ASSIGN_OR_RETURN(const pock_tensor_info logits_info, engine.info("logits"));
+  if (ids_info.dtype != POCK_I64 || ids_info.rank != 2 || logits_info.dtype != POCK_F32 || logits_info.rank != 3 ||
+      logits_info.dims[0] != ids_info.dims[0] || logits_info.dims[1] != ids_info.dims[1]) {
+    return Status(Code::kInvalidArgument,
+                  "generate: the blob must take input_ids i64 [batch, seq] and give logits f32 [batch, seq, vocab]");
+  }
+  if (prompt.empty()) return Status(Code::kInvalidArgument, "generate: the prompt is empty (start with a BOS token)");
+  if (options.max_new_tokens < 0) return Status(Code::kInvalidArgument, "generate: max_new_tokens must be >= 0");
+  const int64_t batch = ids_info.dims[0], seq = ids_info.dims[1], vocab = logits_info.dims[2];
+  for (int64_t t : prompt) {
+    if (t < 0 || t >= vocab) return Status(Code::kInvalidArgument, "generate: prompt token " + std::to_string(t) + " is outside the vocabulary");
+  }
+  std::vector<int64_t> tokens = prompt, window(static_cast<size_t>(batch * seq));
+  std::vector<float> logits(static_cast<size_t>(batch * seq * vocab));
+  TokenSampler sampler(options);
+  for (int64_t n = 0; n < options.max_new_tokens; ++n) {
+    const int64_t len = std::min<int64_t>(static_cast<int64_t>(tokens.size()), seq);
+    std::fill(window.begin(), window.end(), options.pad_token);
+    std::copy(tokens.end() - len, tokens.end(), window.begin());
+    POCK_RETURN_IF_ERROR(engine.set_input("input_ids", window));
+    POCK_RETURN_IF_ERROR(engine.infer());
+    POCK_RETURN_IF_ERROR(engine.get_output("logits", logits.data(), logits.size() * sizeof(float)));
+    POCK_ASSIGN_OR_RETURN(const int64_t next, sampler.next(logits.data() + (len - 1) * vocab, vocab));
+    tokens.push_back(next);
+    if (std::find(options.stop_tokens.begin(), options.stop_tokens.end(), next) != options.stop_tokens.end()) break;
+  }
+  return tokens;
+}
+
+}  // namespace pock
