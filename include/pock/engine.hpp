@@ -71,6 +71,9 @@ class Engine {
     return info;
   }
   Status infer() { return wrap(pock_engine_infer(e_)); }
+  // Another inference function by name ("decode"); see pock_engine_run.
+  Status run(const std::string& function) { return wrap(pock_engine_run(e_, function.c_str())); }
+  bool has_function(const std::string& function) const { return pock_engine_has_function(e_, function.c_str()) != 0; }
   Result<float> train_step() {
     float loss = 0;
     POCK_RETURN_IF_ERROR(wrap(pock_engine_train_step(e_, &loss)));

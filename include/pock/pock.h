@@ -93,6 +93,12 @@ pock_status pock_engine_get_output(pock_engine* engine, const char* name, void* 
 
 /* Runs the inference function: reads the inputs set before, fills the outputs. */
 pock_status pock_engine_infer(pock_engine* engine);
+/* Runs another inference function of the blob by name (e.g. "decode", a language model's
+ * step over its KV cache): reads the inputs set before, fills the outputs, updates its caches.
+ * POCK_ERR_NOT_FOUND when the blob has no such function. */
+pock_status pock_engine_run(pock_engine* engine, const char* function);
+/* 1 if the blob has a function of that name ("infer", "train", "eval", "decode", ...). */
+int pock_engine_has_function(const pock_engine* engine, const char* function);
 /* One training step on the inputs and labels set before: forward, loss, backward, update.
  * On failure the parameters and optimizer state are as they were before the call (with
  * rollback_on_failure, the default; without it, as the failed step left them). */

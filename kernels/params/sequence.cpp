@@ -13,6 +13,7 @@ Status parse(const pock_op_desc& op, SequenceParams* out) {
   out->value = r.real("value", -std::numeric_limits<double>::infinity());
   out->ratio = r.real("ratio", 0.5);
   out->seed = static_cast<uint64_t>(r.integer("seed", 0));
+  out->scale = r.real("scale", 1.0);
   if (!(out->ratio >= 0.0 && out->ratio < 1.0)) r.invalid("ratio", "must be in [0, 1)");
   return r.status();
 }

@@ -17,6 +17,7 @@ struct SequenceParams {
   double value = -std::numeric_limits<double>::infinity();  // CausalMask's fill above the diagonal
   double ratio = 0.5;                                     // Dropout(Train, Grad)
   uint64_t seed = 0;                                      // DropoutTrain
+  double scale = 1.0;                                     // CachedAttention's score scale
 };
 
 Status parse(const pock_op_desc& op, SequenceParams* out);

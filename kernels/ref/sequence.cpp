@@ -1,6 +1,7 @@
 // Reference kernels of the sequence family.
 // Attributes were validated by the schema when the graph was built and again when the blob loaded;
 // what only the data can break (a Gather index out of range) is checked here.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -60,19 +61,75 @@ Status rope(const KernelCall& c, const params::SequenceParams& p) {
   const bool interleaved = p.interleaved;
   const double direction = p.inverse ? -1.0 : 1.0;
   const int64_t rows = seq * dim > 0 ? numel(x) / (seq * dim) : 0;
+  const int64_t first = c.has_input(1) ? *c.in_data<int64_t>(1) : 0;
   const float* in = c.in_data<float>(0);
   float* out = c.out_data<float>(0);
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t s = 0; s < seq; ++s) {
       const int64_t row = (r * seq + s) * dim;
       for (int64_t i = 0; i < half; ++i) {
-        const double angle = static_cast<double>(s) * std::pow(theta, -2.0 * static_cast<double>(i) / dim);
+        const double angle = static_cast<double>(first + s) * std::pow(theta, -2.0 * static_cast<double>(i) / dim);
         const double cos_a = std::cos(angle), sin_a = direction * std::sin(angle);
         const int64_t a = row + (interleaved ? 2 * i : i);
         const int64_t b = row + (interleaved ? 2 * i + 1 : i + half);
         const double xa = in[a], xb = in[b];  // read both first: x and y may share a buffer
         out[a] = static_cast<float>(xa * cos_a - xb * sin_a);
         out[b] = static_cast<float>(xb * cos_a + xa * sin_a);
+      }
+    }
+  }
+  return Status::ok();
+}
+
+// q [B, H, S, D]; k, v [B, KV, S, D] go into the caches [B, KV, T, D] at rows p..p+S-1; query s
+// of head h attends to cache rows 0..p+s of KV head h / (H / KV).
+Status cached_attention(const KernelCall& c, const params::SequenceParams& p) {
+  const pock_tensor_desc& q = c.in(0);
+  const pock_tensor_desc& kc = c.in(3);
+  const int64_t batch = q.dims[0], heads = q.dims[1], seq = q.dims[2], dim = q.dims[3];
+  const int64_t kv_heads = kc.dims[1], capacity = kc.dims[2], group = heads / kv_heads;
+  const int64_t position = *c.in_data<int64_t>(5);
+  if (position < 0 || position > capacity - seq) {
+    return Status(Code::kInvalidArgument, "position " + std::to_string(position) + " + " + std::to_string(seq) +
+                                              " new rows do not fit the KV cache of " + std::to_string(capacity));
+  }
+  float* key_cache = static_cast<float*>(c.in(3).data);
+  float* value_cache = static_cast<float*>(c.in(4).data);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t h = 0; h < kv_heads; ++h) {
+      const size_t from = static_cast<size_t>(((b * kv_heads + h) * seq) * dim);
+      const size_t to = static_cast<size_t>(((b * kv_heads + h) * capacity + position) * dim);
+      std::memcpy(key_cache + to, c.in_data<float>(1) + from, static_cast<size_t>(seq * dim) * sizeof(float));
+      std::memcpy(value_cache + to, c.in_data<float>(2) + from, static_cast<size_t>(seq * dim) * sizeof(float));
+    }
+  }
+  const float* queries = c.in_data<float>(0);
+  float* out = c.out_data<float>(0);
+  // Two passes over the visible rows (the maximum score, then the weights), so that the kernel
+  // needs no buffer of scores.
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t h = 0; h < heads; ++h) {
+      const float* keys = key_cache + ((b * kv_heads + h / group) * capacity) * dim;
+      const float* values = value_cache + ((b * kv_heads + h / group) * capacity) * dim;
+      for (int64_t s = 0; s < seq; ++s) {
+        const float* qs = queries + ((b * heads + h) * seq + s) * dim;
+        auto score = [&](int64_t j) {
+          double dot = 0.0;
+          for (int64_t e = 0; e < dim; ++e) dot += double(qs[e]) * double(keys[j * dim + e]);
+          return dot * p.scale;
+        };
+        const int64_t visible = position + s + 1;
+        double top = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < visible; ++j) top = std::max(top, score(j));
+        float* os = out + ((b * heads + h) * seq + s) * dim;
+        std::fill(os, os + dim, 0.0f);
+        double total = 0.0;
+        for (int64_t j = 0; j < visible; ++j) {
+          const double w = std::exp(score(j) - top);
+          total += w;
+          for (int64_t e = 0; e < dim; ++e) os[e] += static_cast<float>(w * double(values[j * dim + e]));
+        }
+        for (int64_t e = 0; e < dim; ++e) os[e] = static_cast<float>(os[e] / total);
       }
     }
   }
@@ -139,6 +196,7 @@ void register_ref_sequence(KernelTable& t) {
   for (int i = 0; i < kNumDTypes; ++i) t.add(typed_kernel<params::SequenceParams, gather>("Gather", static_cast<DType>(i)));
   t.add(typed_kernel<params::SequenceParams, rope>("Rope", DType::kF32));
   t.add(typed_kernel<params::SequenceParams, causal_mask>("CausalMask", DType::kF32));
+  t.add(typed_kernel<params::SequenceParams, cached_attention>("CachedAttention", DType::kF32));
   t.add({"Dropout", DType::kF32, dropout});
   t.add(typed_kernel<params::SequenceParams, dropout_train>("DropoutTrain", DType::kF32));
 }

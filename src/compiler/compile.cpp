@@ -12,20 +12,21 @@
 namespace pock {
 namespace {
 
-FunctionDef build_infer_function(const Graph& model) {
+// An inference function over `nodes`: its inputs are the graph inputs they read, in first-use order.
+FunctionDef inference_function(const Graph& g, std::string name, std::vector<Node> nodes, std::vector<TensorId> outputs) {
   FunctionDef fn;
-  fn.name = "infer";
-  fn.nodes = model.nodes();
-  std::vector<bool> seen(model.num_tensors(), false);
+  fn.name = std::move(name);
+  fn.nodes = std::move(nodes);
+  std::vector<bool> seen(g.num_tensors(), false);
   for (const Node& n : fn.nodes) {
     for (TensorId id : n.inputs) {
-      if (id != kNoTensor && model.tensor(id).kind == TensorKind::kInput && !seen[id]) {
+      if (id != kNoTensor && g.tensor(id).kind == TensorKind::kInput && !seen[id]) {
         seen[id] = true;
         fn.inputs.push_back(id);
       }
     }
   }
-  fn.outputs = model.outputs();
+  fn.outputs = std::move(outputs);
   return fn;
 }
 
@@ -50,8 +51,13 @@ Result<std::vector<uint8_t>> compile(const Graph& model, const Recipe* recipe, c
   if (model.outputs().empty()) return Status(Code::kInvalidArgument, "the model has no outputs: call mark_output()");
   TrainingProgram program;
   program.graph = model;
-  program.functions.push_back(build_infer_function(model));
+  program.functions.push_back(inference_function(model, "infer", model.nodes(), model.outputs()));
   if (recipe) POCK_RETURN_IF_ERROR(build_training_functions(program, *recipe, options));
+  // Functions beside the model (a decode step) run in inference form over the same weights.
+  for (const GraphFunction& f : model.functions()) {
+    if (program.function(f.name)) return Status(Code::kInvalidArgument, "the model's function '" + f.name + "' clashes with a compiled one");
+    program.functions.push_back(inference_function(program.graph, f.name, f.nodes, f.outputs));
+  }
   POCK_RETURN_IF_ERROR(run_passes(program, options));
   const BackendSet backends = BackendSet::open(options.backend_plugins);
   for (const BackendEntry& e : backends.entries()) {

@@ -106,7 +106,7 @@ Status emit_program(const TrainingProgram& program, const CompileOptions&, const
         break;
       case TensorKind::kState:
         t.storage = Storage::kPersistent;
-        t.checkpointed = true;
+        t.checkpointed = !d.cache;
         if (order[i] != program.step && read_by_update[order[i]]) rep.optimizer_state_bytes += t.nbytes;
         break;
       case TensorKind::kConstant:

@@ -23,8 +23,16 @@ TensorId repeat_kv(ModelBuilder& b, TensorId x, int64_t groups, int64_t heads, i
   return b.reshape(expanded, {0, heads, seq, head_dim});
 }
 
-// LlamaAttention: causal softmax(rope(q) rope(k)^T / sqrt(d)) v over grouped KV heads, then o_proj.
-TensorId self_attention(Params& p, const LlamaConfig& c, TensorId x, const std::string& name) {
+// A decode step: its tokens start at `position` (an i64 input) and each layer keeps its keys and
+// values in caches of `capacity` positions.
+struct DecodeStep {
+  TensorId position = kNoTensor;
+  int64_t batch = 1, capacity = 0;
+};
+
+// LlamaAttention: causal softmax(rope(q) rope(k)^T / sqrt(d)) v over grouped KV heads, then o_proj;
+// in a decode step, over the layer's KV cache.
+TensorId self_attention(Params& p, const LlamaConfig& c, TensorId x, const std::string& name, const DecodeStep* step) {
   ModelBuilder& b = p.builder();
   const int64_t d = c.hidden_size / c.num_heads;
   const LinearInit init{.normal_std = c.initializer_range};
@@ -33,9 +41,17 @@ TensorId self_attention(Params& p, const LlamaConfig& c, TensorId x, const std::
   auto project = [&](const char* which, int64_t heads) {
     return split_heads(b, linear(p, x, name + "." + which, c.hidden_size, heads * d, false, init), heads, d);
   };
-  const TensorId q = b.named(name + ".rotary_q").rope(project("q_proj", c.num_heads), rope);
-  TensorId k = b.named(name + ".rotary_k").rope(project("k_proj", c.num_kv_heads), rope);
+  const TensorId position = step ? step->position : kNoTensor;
+  const TensorId q = b.named(name + ".rotary_q").rope(project("q_proj", c.num_heads), rope, position);
+  TensorId k = b.named(name + ".rotary_k").rope(project("k_proj", c.num_kv_heads), rope, position);
   TensorId v = project("v_proj", c.num_kv_heads);
+  if (step) {
+    const Shape cache = {step->batch, c.num_kv_heads, step->capacity, d};
+    const TensorId context = b.named(name + ".cached_attention")
+                                 .cached_attention(q, k, v, b.cache(name + ".key_cache", cache),
+                                                   b.cache(name + ".value_cache", cache), position, 1.0 / std::sqrt(double(d)));
+    return linear(p, merge_heads(b, context), name + ".o_proj", c.num_heads * d, c.hidden_size, false, init);
+  }
   const int64_t groups = c.num_heads / c.num_kv_heads;
   k = repeat_kv(b, k, groups, c.num_heads, c.seq_len, d);
   v = repeat_kv(b, v, groups, c.num_heads, c.seq_len, d);
@@ -66,11 +82,35 @@ Status check(const LlamaConfig& c) {
                                               " must split into num_heads " + std::to_string(c.num_heads) +
                                               " heads of an even size (rotary pairs)");
   }
+  if (c.decode_cache < 0 || c.decode_batch < 1) {
+    return Status(Code::kInvalidArgument, "llama_causal_lm: decode_cache must be >= 0 and decode_batch >= 1");
+  }
   if (c.num_heads % c.num_kv_heads != 0) {
     return Status(Code::kInvalidArgument, "llama_causal_lm: num_heads " + std::to_string(c.num_heads) +
                                               " is not a multiple of num_kv_heads " + std::to_string(c.num_kv_heads));
   }
   return Status::ok();
+}
+
+// The decoder over input_ids [B, S] to logits [B, S, vocab]; in a decode step, over the caches.
+TensorId decoder(Params& p, const LlamaConfig& c, TensorId input_ids, const DecodeStep* step) {
+  ModelBuilder& b = p.builder();
+  const TensorId embed = p.normal("model.embed_tokens.weight", {c.vocab_size, c.hidden_size}, c.initializer_range);
+  TensorId x = b.named("model.embed_tokens").embedding(embed, input_ids);  // [B, S, H]
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string name = "model.layers." + std::to_string(i);
+    const TensorId attn = self_attention(p, c, rms_norm(p, x, name + ".input_layernorm", c.hidden_size, c.rms_norm_eps),
+                                         name + ".self_attn", step);
+    x = b.named(name + ".attn_residual").add(x, attn);
+    const TensorId ffn =
+        mlp(p, c, rms_norm(p, x, name + ".post_attention_layernorm", c.hidden_size, c.rms_norm_eps), name + ".mlp");
+    x = b.named(name + ".mlp_residual").add(x, ffn);
+  }
+  x = rms_norm(p, x, "model.norm", c.hidden_size, c.rms_norm_eps);
+  // Tied: the output projection is the embedding table itself (one parameter, two uses).
+  const TensorId head =
+      c.tie_word_embeddings ? embed : p.normal("lm_head.weight", {c.vocab_size, c.hidden_size}, c.initializer_range);
+  return b.named("lm_head").linear(x, head);
 }
 
 }  // namespace
@@ -81,24 +121,20 @@ Result<Graph> llama_causal_lm(const LlamaConfig& c) {
   POCK_RETURN_IF_ERROR(check(c));
   ModelBuilder b;
   Params p(b, c.seed);
-  const TensorId input_ids = b.input("input_ids", DType::kI64, {c.batch, c.seq_len});
-  const TensorId embed = p.normal("model.embed_tokens.weight", {c.vocab_size, c.hidden_size}, c.initializer_range);
-  TensorId x = b.named("model.embed_tokens").embedding(embed, input_ids);  // [B, S, H]
-  for (int64_t i = 0; i < c.num_layers; ++i) {
-    const std::string name = "model.layers." + std::to_string(i);
-    const TensorId attn = self_attention(p, c, rms_norm(p, x, name + ".input_layernorm", c.hidden_size, c.rms_norm_eps),
-                                         name + ".self_attn");
-    x = b.named(name + ".attn_residual").add(x, attn);
-    const TensorId ffn =
-        mlp(p, c, rms_norm(p, x, name + ".post_attention_layernorm", c.hidden_size, c.rms_norm_eps), name + ".mlp");
-    x = b.named(name + ".mlp_residual").add(x, ffn);
-  }
-  x = rms_norm(p, x, "model.norm", c.hidden_size, c.rms_norm_eps);
-  // Tied: the output projection is the embedding table itself (one parameter, two uses).
-  const TensorId head =
-      c.tie_word_embeddings ? embed : p.normal("lm_head.weight", {c.vocab_size, c.hidden_size}, c.initializer_range);
-  b.output(b.named("lm_head").linear(x, head), "logits");
-  return b.finish();
+  b.output(decoder(p, c, b.input("input_ids", DType::kI64, {c.batch, c.seq_len}), nullptr), "logits");
+  if (c.decode_cache == 0) return b.finish();
+  // The decode function: one token per sequence at a time, through the same weights.
+  const size_t first_decode_node = b.graph().nodes().size();
+  p.reuse_existing();
+  DecodeStep step;
+  step.batch = c.decode_batch;
+  step.capacity = c.decode_cache;
+  step.position = b.input("decode.position", DType::kI64, {1});
+  const TensorId ids = b.input("decode.input_ids", DType::kI64, {c.decode_batch, 1});
+  b.output(decoder(p, c, ids, &step), "decode.logits");
+  POCK_ASSIGN_OR_RETURN(Graph g, b.finish());
+  POCK_RETURN_IF_ERROR(g.split_function("decode", first_decode_node));
+  return g;
 }
 
 }  // namespace pock::models

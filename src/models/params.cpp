@@ -57,15 +57,18 @@ std::vector<float> Params::normal_values(const std::string& name, int64_t count,
 }
 
 TensorId Params::normal(const std::string& name, Shape shape, double std) {
+  if (const TensorId id = existing(name); id != kNoTensor) return id;
   const std::vector<float> values = normal_values(name, count(shape), std);
   return b_.parameter(name, std::move(shape), values);
 }
 
 TensorId Params::uniform(const std::string& name, Shape shape, double bound) {
+  if (const TensorId id = existing(name); id != kNoTensor) return id;
   return b_.parameter_uniform(name, std::move(shape), bound, seed_for(name));
 }
 
 TensorId Params::fill(const std::string& name, Shape shape, float value) {
+  if (const TensorId id = existing(name); id != kNoTensor) return id;
   return b_.parameter_fill(name, std::move(shape), value);
 }
 

@@ -15,6 +15,9 @@ class Params {
  public:
   Params(ModelBuilder& builder, uint64_t seed) : b_(builder), seed_(seed) {}
   ModelBuilder& builder() { return b_; }
+  // From now on a parameter whose name the graph already has is that tensor, not a new one: a
+  // second path through the same weights (a decode step) is built with the same layer code.
+  void reuse_existing() { reuse_ = true; }
 
   // Normal(0, std): Hugging Face's Linear / Embedding init, torchvision's kaiming-normal convs.
   TensorId normal(const std::string& name, Shape shape, double std);
@@ -28,9 +31,11 @@ class Params {
 
  private:
   uint64_t seed_for(const std::string& name) const;
+  TensorId existing(const std::string& name) const { return reuse_ ? b_.graph().find(name) : kNoTensor; }
 
   ModelBuilder& b_;
   uint64_t seed_;
+  bool reuse_ = false;
 };
 
 }  // namespace pock::models

@@ -15,7 +15,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 bool holds_weights(const TensorDesc& t) {
-  return (t.kind == TensorKind::kParameter || t.kind == TensorKind::kState) && t.dtype == DType::kF32;
+  // A cache (a decode step's KV cache) is no weight: it starts empty.
+  return (t.kind == TensorKind::kParameter || (t.kind == TensorKind::kState && !t.cache)) && t.dtype == DType::kF32;
 }
 
 }  // namespace

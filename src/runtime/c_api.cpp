@@ -170,6 +170,17 @@ pock_status pock_engine_infer(pock_engine* e) {
   return guarded(e, [&] { return e->core->infer(); });
 }
 
+pock_status pock_engine_run(pock_engine* e, const char* function) {
+  return guarded(e, [&] {
+    if (!function) return pock::Status(pock::Code::kInvalidArgument, "pock_engine_run: the function name is NULL");
+    return e->core->run_function(function);
+  });
+}
+
+int pock_engine_has_function(const pock_engine* e, const char* function) {
+  return e && function && e->core->has_function(function) ? 1 : 0;
+}
+
 pock_status pock_engine_train_step(pock_engine* e, float* out_loss) {
   return guarded(e, [&] { return e->core->train_step(out_loss); });
 }

@@ -383,6 +383,17 @@ Status EngineCore::infer() {
   return s.is_ok() ? s : drop_failed_device(s);
 }
 
+Status EngineCore::run_function(std::string_view name) {
+  const int f = find_function(name);
+  if (f < 0) return Status(Code::kNotFound, "this blob has no function '" + std::string(name) + "'");
+  if (f == train_fn_ || f == eval_fn_) {
+    return Status(Code::kInvalidArgument, "'" + std::string(name) + "' runs through train_step / eval_step");
+  }
+  POCK_RETURN_IF_ERROR(check_inputs_set(functions_[f]));
+  const Status s = run(functions_[f]);
+  return s.is_ok() ? s : drop_failed_device(s);
+}
+
 Status EngineCore::eval_step(float* loss) {
   if (eval_fn_ < 0) return Status(Code::kNotFound, "this blob has no eval function (compile it with a loss)");
   POCK_RETURN_IF_ERROR(check_inputs_set(functions_[eval_fn_]));

@@ -40,6 +40,9 @@ class EngineCore {
   void* tensor_data(std::string_view name);
 
   Status infer();
+  // Any inference-form function by name (infer, or one the model adds beside it: decode).
+  Status run_function(std::string_view name);
+  bool has_function(std::string_view name) const { return find_function(name) >= 0; }
   Status train_step(float* loss);
   Status eval_step(float* loss);
   bool can_train() const { return train_fn_ >= 0; }

@@ -38,6 +38,7 @@ Status run_compile(const ParsedArgs& args) {
   ModelLoadOptions load;
   load.input_shapes = args.all("--input-shape");
   load.batch_size = train ? recipe.batch_size : 0;
+  POCK_ASSIGN_OR_RETURN(load.kv_cache, args.get_int("--kv-cache", 0));
   POCK_ASSIGN_OR_RETURN(Graph graph, load_model(model_path, load));
   if (args.has("--print-ops")) print_op_counts(graph);
 
@@ -98,7 +99,8 @@ const CommandEntry& compile_command() {
                {"--no-reorder", "", "apply optimizer updates after the whole backward pass"},
                {"--no-layout", "", "keep every convolution NCHW (no NHWC chains for the cpu backend)"},
                {"--report", "REPORT.json", "write the compiler's memory report"},
-               {"--print-ops", "", "print the op types the frontend imported"}}},
+               {"--print-ops", "", "print the op types the frontend imported"},
+               {"--kv-cache", "N", "a .gguf language model: add a decode function with an N-position KV cache (pockc generate)"}}},
       run_compile};
   return entry;
 }

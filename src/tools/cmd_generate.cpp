@@ -1,4 +1,5 @@
 // pockc generate: text generation with a causal language model's blob (pock/generate.hpp).
+#include <chrono>
 #include <cstdio>
 #include <sstream>
 
@@ -45,13 +46,20 @@ Status run_generate(const ParsedArgs& args) {
   POCK_ASSIGN_OR_RETURN(o.top_p, parse_number(args, "--top-p", 1.0));
   POCK_ASSIGN_OR_RETURN(const int64_t seed, args.get_int("--seed", 0));
   o.seed = static_cast<uint64_t>(seed);
+  o.no_cache = args.has("--no-cache");
   for (const std::string& s : args.all("--stop")) {
     POCK_ASSIGN_OR_RETURN(const std::vector<int64_t> ids, parse_ids(s));
     o.stop_tokens.insert(o.stop_tokens.end(), ids.begin(), ids.end());
   }
   POCK_ASSIGN_OR_RETURN(Engine engine, open_engine(args.positionals[0], args));
   if (args.has("--checkpoint")) POCK_RETURN_IF_ERROR(engine.load_checkpoint(args.get("--checkpoint")));
+  const auto start = std::chrono::steady_clock::now();
   POCK_ASSIGN_OR_RETURN(const std::vector<int64_t> tokens, generate(engine, prompt, o));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const size_t made = tokens.size() - prompt.size();
+  std::fprintf(stderr, "%zu prompt + %zu new tokens in %.3f s: %.1f new tokens/s (%s)\n", prompt.size(), made, seconds,
+               seconds > 0 ? double(made) / seconds : 0.0,
+               engine.has_function("decode") && !o.no_cache ? "KV cache" : "a forward over the window per token");
   for (size_t i = 0; i < tokens.size(); ++i) std::printf("%s%lld", i ? "," : "", static_cast<long long>(tokens[i]));
   std::printf("\n");
   return Status::ok();
@@ -66,8 +74,9 @@ const CommandEntry& generate_command() {
                 "OUT.pock --prompt-ids ID,ID,... [--max-new-tokens N] [--temperature T] [--top-p P] [--seed S]",
                 "Generate tokens with a causal language model's blob; prints prompt + new token ids.",
                 "The blob takes input_ids [batch, seq] and gives logits [batch, seq, vocab] (a .gguf model,\n"
-                "compiled with or without a recipe). Each token runs the inference function over the last\n"
-                "`seq` tokens (no KV cache). Temperature 0 (the default) is greedy; otherwise tokens are\n"
+                "compiled with or without a recipe). A blob compiled with --kv-cache N decodes one position\n"
+                "per token through its KV cache (at most N positions); otherwise each token runs the\n"
+                "inference function over the last `seq` tokens. Temperature 0 (the default) is greedy; otherwise tokens are\n"
                 "drawn from softmax(logits / T), within the top-p nucleus, reproducibly from --seed.\n"
                 "--checkpoint loads trained weights first.",
                 {"BLOB"},
@@ -77,7 +86,8 @@ const CommandEntry& generate_command() {
                  {"--top-p", "P", "nucleus sampling mass (default 1)"},
                  {"--seed", "S", "seed of the draws (default 0)"},
                  {"--stop", "ID,...", "stop after generating one of these ids", true},
-                 {"--checkpoint", "CKPT", "load a checkpoint (trained weights) first"}}},
+                 {"--checkpoint", "CKPT", "load a checkpoint (trained weights) first"},
+                 {"--no-cache", "", "run the inference function per token even if the blob has a decode function"}}},
         run_generate};
     for (const OptionSpec& o : engine_option_specs()) e.spec.options.push_back(o);
     return e;

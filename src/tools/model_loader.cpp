@@ -16,6 +16,7 @@ Result<Graph> load_model(const std::string& path, const ModelLoadOptions& option
   if (ext == ".gguf") {
     // input_ids [batch, seq]: batch from the recipe, both from --input-shape input_ids=B,T.
     GgufImportOptions gguf;
+    gguf.decode_cache = options.kv_cache;
     if (options.batch_size > 0) gguf.batch = options.batch_size;
     for (const std::string& arg : options.input_shapes) {
       int64_t b = 0, t = 0;
@@ -27,6 +28,7 @@ Result<Graph> load_model(const std::string& path, const ModelLoadOptions& option
     }
     return import_gguf(path, gguf);
   }
+  if (options.kv_cache > 0) return Status(Code::kInvalidArgument, "--kv-cache applies to language models read from .gguf files");
   if (ext == ".onnx") {
 #ifdef POCK_HAVE_ONNX
     OnnxImportOptions onnx;

@@ -10,6 +10,7 @@ namespace pock::tools {
 struct ModelLoadOptions {
   std::vector<std::string> input_shapes;  // --input-shape arguments, "NAME=d0,d1" or "@DIM=N"
   int64_t batch_size = 0;                 // leading dim of every input (the recipe's batch_size)
+  int64_t kv_cache = 0;                   // language models: a decode function with this KV cache (--kv-cache)
 };
 
 Result<Graph> load_model(const std::string& path, const ModelLoadOptions& options);

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <random>
 
@@ -37,8 +38,11 @@ models::LlamaConfig tiny_llama() {
   return c;
 }
 
-Engine open_tiny_llama(bool train) {
-  auto graph = models::llama_causal_lm(tiny_llama());
+Engine open_tiny_llama(bool train, int64_t decode_cache = 0) {
+  models::LlamaConfig c = tiny_llama();
+  c.decode_cache = decode_cache;
+  auto graph = models::llama_causal_lm(c);
+  INFO(graph.status().to_string());
   REQUIRE(graph.is_ok());
   Recipe recipe;
   recipe.loss.logits = "logits";
@@ -167,4 +171,87 @@ TEST_CASE("generate: after train steps the same engine generates from the new we
   const std::vector<int64_t> after = generate(engine, prompt, o).value();
   CHECK(after == std::vector<int64_t>{4, 5, 6, 7, 8, 9, 10});
   CHECK(before != after);
+}
+
+TEST_CASE("decode: each step over the KV cache gives the full forward's logits at that position", "[runtime][generate]") {
+  const models::LlamaConfig c = tiny_llama();
+  Engine engine = open_tiny_llama(false, c.seq_len);
+  REQUIRE(engine.has_function("decode"));
+  std::mt19937 gen(3);
+  std::vector<int64_t> ids(size_t(c.batch * c.seq_len));
+  for (int64_t& t : ids) t = int64_t(gen() % uint32_t(c.vocab_size));
+  REQUIRE(engine.set_input("input_ids", ids).is_ok());
+  REQUIRE(engine.infer().is_ok());
+  const std::vector<float> full = engine.output<float>("logits").value();
+  for (int64_t s = 0; s < c.seq_len; ++s) {
+    REQUIRE(engine.set_input("decode.input_ids", std::vector<int64_t>{ids[size_t(s)]}).is_ok());
+    REQUIRE(engine.set_input("decode.position", std::vector<int64_t>{s}).is_ok());
+    const Status run = engine.run("decode");
+    INFO("position " << s << ": " << run.to_string());
+    REQUIRE(run.is_ok());
+    const std::vector<float> step = engine.output<float>("decode.logits").value();
+    REQUIRE(step.size() == size_t(c.vocab_size));
+    float worst = 0.0f;
+    for (int64_t v = 0; v < c.vocab_size; ++v) worst = std::max(worst, std::fabs(step[size_t(v)] - full[size_t(s * c.vocab_size + v)]));
+    CHECK(worst < 1e-4f);
+  }
+  // Past the cache: an error that names it, and the caches keep what they hold.
+  REQUIRE(engine.set_input("decode.position", std::vector<int64_t>{c.seq_len}).is_ok());
+  const Status full_cache = engine.run("decode");
+  CHECK(full_cache.code() == Code::kInvalidArgument);
+  CHECK_THAT(full_cache.message(), Catch::Contains("KV cache"));
+  REQUIRE(engine.set_input("decode.position", std::vector<int64_t>{2}).is_ok());
+  REQUIRE(engine.set_input("decode.input_ids", std::vector<int64_t>{ids[2]}).is_ok());
+  REQUIRE(engine.run("decode").is_ok());
+  const std::vector<float> again = engine.output<float>("decode.logits").value();
+  CHECK(std::equal(again.begin(), again.end(), full.begin() + 2 * c.vocab_size, [](float a, float b) { return std::fabs(a - b) < 1e-4f; }));
+  CHECK(engine.run("no_such_function").code() == Code::kNotFound);
+}
+
+TEST_CASE("decode: generation through the KV cache equals generation by full forwards", "[runtime][generate]") {
+  Engine engine = open_tiny_llama(false, 8);
+  SamplingOptions o;
+  o.max_new_tokens = 5;
+  const std::vector<int64_t> prompt = {5, 17, 2};
+  const auto cached = generate(engine, prompt, o);
+  INFO(cached.status().to_string());
+  REQUIRE(cached.is_ok());
+  o.no_cache = true;
+  CHECK(generate(engine, prompt, o).value() == cached.value());
+  // A full cache ends generation: 8 positions hold the prompt and 5 new tokens, not 20.
+  o.no_cache = false;
+  o.max_new_tokens = 20;
+  CHECK(generate(engine, prompt, o).value().size() == 9);  // the 9th token is read from position 7
+  o.temperature = 0.8, o.top_p = 0.9, o.seed = 11;
+  CHECK(generate(engine, prompt, o).value().size() == 9);
+}
+
+TEST_CASE("decode: after train steps the decode function generates from the new weights; checkpoints leave the caches out", "[runtime][generate]") {
+  const models::LlamaConfig c = tiny_llama();
+  Engine engine = open_tiny_llama(true, 8);
+  Engine plain = open_tiny_llama(true);
+  std::vector<int64_t> ids, labels;
+  for (int64_t b = 0; b < c.batch; ++b) {
+    for (int64_t s = 0; s < c.seq_len; ++s) {
+      ids.push_back(b * 4 + s);
+      labels.push_back(b * 4 + s + 1);
+    }
+  }
+  for (int step = 0; step < 60; ++step) {
+    REQUIRE(engine.set_input("input_ids", ids).is_ok());
+    REQUIRE(engine.set_input("label", labels).is_ok());
+    REQUIRE(engine.train_step().is_ok());
+  }
+  SamplingOptions o;
+  o.max_new_tokens = 4;
+  CHECK(generate(engine, {4, 5, 6}, o).value() == std::vector<int64_t>{4, 5, 6, 7, 8, 9, 10});
+  // The caches are state of the decode function, not of the model: checkpoints are the same size.
+  const std::string a = (std::filesystem::temp_directory_path() / "pock_generate_decode.ckpt").string();
+  const std::string b = (std::filesystem::temp_directory_path() / "pock_generate_plain.ckpt").string();
+  REQUIRE(engine.save_checkpoint(a).is_ok());
+  REQUIRE(plain.save_checkpoint(b).is_ok());
+  CHECK(std::filesystem::file_size(a) == std::filesystem::file_size(b));
+  REQUIRE(plain.load_checkpoint(a).is_ok());  // and one loads into the other
+  std::filesystem::remove(a);
+  std::filesystem::remove(b);
 }

@@ -15,6 +15,7 @@
 // therefore needs no check after each line.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -89,6 +90,9 @@ class ModelBuilder {
   TensorId parameter_kaiming_uniform(std::string name, Shape shape, uint64_t seed, int64_t fan_in = 0);
   // Mutable non-trainable state (BatchNorm running statistics), f32.
   TensorId state(std::string name, Shape shape, const std::vector<float>& values);
+  // A cache a function keeps between runs (a KV cache), f32, zero when an engine opens, not part
+  // of checkpoints (TensorDesc::cache).
+  TensorId cache(std::string name, Shape shape);
   TensorId constant(std::string name, Shape shape, const std::vector<float>& values);
   TensorId constant_i64(std::string name, Shape shape, const std::vector<int64_t>& values);
   // Marks a model output (what infer() returns), renamed to `name` when given.
@@ -180,7 +184,12 @@ class ModelBuilder {
   // ---- sequence ----
   TensorId gather(TensorId data, TensorId indices, int64_t axis = 0);
   TensorId embedding(TensorId table, TensorId ids) { return gather(table, ids, 0); }
-  TensorId rope(TensorId x, const RopeOptions& options = {});
+  // `position` (optional i64 scalar): the position of x's first row (a decode step's offset).
+  TensorId rope(TensorId x, const RopeOptions& options = {}, TensorId position = kNoTensor);
+  // A decode step's attention over a KV cache (docs/ops.md CachedAttention); writes k and v into
+  // the caches (state tensors) at `position` first.
+  TensorId cached_attention(TensorId q, TensorId k, TensorId v, TensorId key_cache, TensorId value_cache,
+                            TensorId position, double scale);
   // Absent value: -inf.
   TensorId causal_mask(TensorId scores, std::optional<double> value = std::nullopt);
   TensorId dropout(TensorId x, double ratio);
@@ -191,6 +200,7 @@ class ModelBuilder {
   TensorId reduce(const char* op_name, TensorId x, std::vector<int64_t> axes, bool keepdims);
   TensorId pool(const char* op_name, TensorId x, const Pool2dOptions& options);
   void fail(Status s);
+  TensorId add_state(std::string name, Shape shape, std::shared_ptr<const std::vector<uint8_t>> values);
 
   Graph graph_;
   Status status_;

@@ -16,6 +16,9 @@ namespace pock {
 struct GgufImportOptions {
   int64_t batch = 1;
   int64_t seq_len = 128;
+  // > 0: a "decode" function with a KV cache of this many positions, for generation
+  // (models::LlamaConfig::decode_cache).
+  int64_t decode_cache = 0;
 };
 
 Result<Graph> import_gguf(const std::string& path, const GgufImportOptions& options = {});

@@ -10,6 +10,14 @@
 
 namespace pock {
 
+// A second entry point over the same tensors: an inference function of its own (a language
+// model's decode step beside its forward), compiled into the blob under `name`.
+struct GraphFunction {
+  std::string name;
+  std::vector<Node> nodes;
+  std::vector<TensorId> outputs;
+};
+
 class Graph {
  public:
   TensorId add_tensor(TensorDesc desc);
@@ -35,6 +43,11 @@ class Graph {
   const std::vector<Node>& nodes() const { return nodes_; }
   std::vector<Node>& mutable_nodes() { return nodes_; }
   const std::vector<TensorId>& outputs() const { return outputs_; }
+  // Moves the nodes from index `first_node` on, and the outputs they produce, into a function of
+  // their own named `name`; the model keeps the nodes before. Parameters stay shared.
+  Status split_function(std::string name, size_t first_node);
+  const std::vector<GraphFunction>& functions() const { return functions_; }
+  std::vector<GraphFunction>& mutable_functions() { return functions_; }
   TensorId find(const std::string& name) const;  // kNoTensor when absent
   Status rename_tensor(TensorId id, std::string name);
   size_t num_tensors() const { return tensors_.size(); }
@@ -44,6 +57,7 @@ class Graph {
   std::vector<TensorDesc> tensors_;
   std::vector<Node> nodes_;
   std::vector<TensorId> outputs_;
+  std::vector<GraphFunction> functions_;
   std::unordered_map<std::string, TensorId> by_name_;
   int64_t next_auto_name_ = 0;
 };

@@ -20,6 +20,9 @@ struct TensorDesc {
   // Trainable parameters only: partial-channel update of the leading `channels` rows (output
   // channels of an [O, ...] weight) that get a gradient and an update; -1: every row.
   int64_t channels = -1;
+  // State only: a cache a function keeps between its runs (a KV cache), not part of the model:
+  // zero when an engine opens, left out of checkpoints and of a failed step's rollback.
+  bool cache = false;
   size_t nbytes() const { return static_cast<size_t>(numel(shape)) * dtype_size(dtype); }
 };
 

@@ -107,6 +107,12 @@ struct LlamaConfig {
   bool tie_word_embeddings = true;  // lm_head reuses model.embed_tokens.weight (no lm_head.weight)
   double initializer_range = 0.02;
   uint64_t seed = 0;
+  // > 0: the graph also has a "decode" function (Graph::functions) for generation: inputs
+  // "decode.input_ids" i64 [decode_batch, 1] and "decode.position" i64 [1] (the token's position),
+  // output "decode.logits" [decode_batch, 1, vocab_size], each layer's keys and values kept in
+  // caches of decode_cache positions (state, not checkpointed). Same weights as the forward.
+  int64_t decode_cache = 0;
+  int64_t decode_batch = 1;
 };
 LlamaConfig smollm2_135m_config();  // SmolLM2-135M: 30 x 576, 9 heads / 3 KV heads, tied; batch 1, seq 256
 Result<Graph> llama_causal_lm(const LlamaConfig& config);

@@ -140,12 +140,27 @@ TensorId ModelBuilder::state(std::string name, Shape shape, const std::vector<fl
                                           std::to_string(values.size()) + " values"));
     return kNoTensor;
   }
+  return add_state(std::move(name), std::move(shape), std::make_shared<const std::vector<uint8_t>>(to_bytes(values)));
+}
+
+TensorId ModelBuilder::cache(std::string name, Shape shape) {
+  if (!check_name("cache", name)) return kNoTensor;
+  if (!valid_shape(shape)) {
+    fail(Status(Code::kShapeMismatch, "ModelBuilder: cache '" + name + "' has the invalid shape " + shape_str(shape)));
+    return kNoTensor;
+  }
+  return add_state(std::move(name), std::move(shape), nullptr);
+}
+
+// f32 state: with initial values, or (none) a cache that starts at zero.
+TensorId ModelBuilder::add_state(std::string name, Shape shape, std::shared_ptr<const std::vector<uint8_t>> values) {
   TensorDesc d;
   d.name = std::move(name);
   d.dtype = DType::kF32;
   d.shape = std::move(shape);
   d.kind = TensorKind::kState;
-  d.data = std::make_shared<const std::vector<uint8_t>>(to_bytes(values));
+  d.cache = values == nullptr;
+  d.data = std::move(values);
   return graph_.add_tensor(std::move(d));
 }
 
@@ -331,11 +346,18 @@ TensorId ModelBuilder::gather(TensorId data, TensorId indices, int64_t axis) {
   return op1("Gather", {data, indices}, {{"axis", axis}});
 }
 
-TensorId ModelBuilder::rope(TensorId x, const RopeOptions& options) {
-  return op1("Rope", {x},
+TensorId ModelBuilder::rope(TensorId x, const RopeOptions& options, TensorId position) {
+  std::vector<TensorId> inputs = {x};
+  if (position != kNoTensor) inputs.push_back(position);
+  return op1("Rope", std::move(inputs),
              {{"theta", options.theta},
               {"interleaved", int64_t{options.interleaved ? 1 : 0}},
               {"inverse", int64_t{options.inverse ? 1 : 0}}});
+}
+
+TensorId ModelBuilder::cached_attention(TensorId q, TensorId k, TensorId v, TensorId key_cache, TensorId value_cache,
+                                        TensorId position, double scale) {
+  return op1("CachedAttention", {q, k, v, key_cache, value_cache, position}, {{"scale", scale}});
 }
 
 TensorId ModelBuilder::causal_mask(TensorId scores, std::optional<double> value) {

@@ -1,5 +1,6 @@
 #include "pock/compiler/graph.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "ir/op_schema.hpp"
@@ -100,6 +101,26 @@ Status Graph::mark_output(TensorId id, std::string name) {
   if (!name.empty() && name != tensors_[id].name) POCK_RETURN_IF_ERROR(rename_tensor(id, std::move(name)));
   for (TensorId o : outputs_) if (o == id) return Status::ok();
   outputs_.push_back(id);
+  return Status::ok();
+}
+
+Status Graph::split_function(std::string name, size_t first_node) {
+  if (first_node >= nodes_.size()) return Status(Code::kInvalidArgument, "split_function '" + name + "': no nodes to move");
+  for (const GraphFunction& f : functions_) {
+    if (f.name == name) return Status(Code::kInvalidArgument, "split_function: a function named '" + name + "' exists");
+  }
+  GraphFunction fn;
+  fn.name = std::move(name);
+  fn.nodes.assign(nodes_.begin() + static_cast<std::ptrdiff_t>(first_node), nodes_.end());
+  nodes_.resize(first_node);
+  std::vector<TensorId> kept;
+  for (TensorId o : outputs_) {
+    bool moved = false;
+    for (const Node& n : fn.nodes) moved = moved || std::find(n.outputs.begin(), n.outputs.end(), o) != n.outputs.end();
+    (moved ? fn.outputs : kept).push_back(o);
+  }
+  outputs_ = std::move(kept);
+  functions_.push_back(std::move(fn));
   return Status::ok();
 }
 

@@ -5,9 +5,16 @@
 namespace pock {
 
 Status set_batch_size(Graph& graph, int64_t batch_size) {
+  // The model's own inputs: a function beside it (a decode step) keeps its batch and its caches.
+  std::vector<bool> read(graph.num_tensors(), false);
+  for (const Node& n : graph.nodes()) {
+    for (TensorId id : n.inputs) {
+      if (id != kNoTensor) read[static_cast<size_t>(id)] = true;
+    }
+  }
   for (size_t id = 0; id < graph.num_tensors(); ++id) {
     TensorDesc& t = graph.mutable_tensor(static_cast<TensorId>(id));
-    if (t.kind == TensorKind::kInput && !t.shape.empty()) t.shape[0] = batch_size;
+    if (t.kind == TensorKind::kInput && !t.shape.empty() && read[id]) t.shape[0] = batch_size;
   }
   for (const Node& n : graph.nodes()) {
     std::vector<TensorType> storage(n.inputs.size());

@@ -62,6 +62,7 @@ Result<models::LlamaConfig> llama_config(const gguf::File& f, const GgufImportOp
   models::LlamaConfig c;
   c.batch = o.batch;
   c.seq_len = o.seq_len;
+  c.decode_cache = o.decode_cache;
   auto count = [&](const char* key, int64_t* out) -> Status {
     POCK_ASSIGN_OR_RETURN(const uint64_t v, f.get_uint(key));
     if (v == 0 || v > (uint64_t{1} << 24)) return bad(std::string("metadata '") + key + "' = " + std::to_string(v) + " is out of range");
@@ -89,7 +90,9 @@ Result<models::LlamaConfig> llama_config(const gguf::File& f, const GgufImportOp
 }
 
 Result<Graph> import_gguf_bytes(const uint8_t* data, size_t size, const GgufImportOptions& options) {
-  if (options.batch < 1 || options.seq_len < 1) return Status(Code::kInvalidArgument, "GGUF import: batch and seq_len must be >= 1");
+  if (options.batch < 1 || options.seq_len < 1 || options.decode_cache < 0) {
+    return Status(Code::kInvalidArgument, "GGUF import: batch and seq_len must be >= 1, decode_cache >= 0");
+  }
   POCK_ASSIGN_OR_RETURN(const gguf::File file, gguf::File::parse(data, size));
   POCK_ASSIGN_OR_RETURN(const models::LlamaConfig config, llama_config(file, options));
   POCK_ASSIGN_OR_RETURN(Graph graph, models::llama_causal_lm(config));

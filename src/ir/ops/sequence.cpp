@@ -44,6 +44,15 @@ Status gather(InferContext& ctx) {
   return Status::ok();
 }
 
+// A position input: an i64 scalar (shape [] or [1]).
+Status require_position(const InferContext& ctx, size_t i) {
+  const TensorType& p = ctx.in(i);
+  if (p.dtype != DType::kI64 || numel(p.shape) != 1) {
+    return ctx.error(std::string("position must be an i64 scalar, got ") + dtype_name(p.dtype) + " " + shape_str(p.shape));
+  }
+  return Status::ok();
+}
+
 // x [..., S, D]: D holds D/2 rotation pairs.
 Status rope(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
@@ -54,6 +63,32 @@ Status rope(InferContext& ctx) {
   if (!(theta > 0.0) || !std::isfinite(theta)) return ctx.error("theta must be positive, got " + std::to_string(theta));
   POCK_RETURN_IF_ERROR(require_flag(ctx, "interleaved"));
   POCK_RETURN_IF_ERROR(require_flag(ctx, "inverse"));
+  if (ctx.has_in(1)) POCK_RETURN_IF_ERROR(require_position(ctx, 1));
+  return schema::same_as_first(ctx);
+}
+
+// q [B, H, S, D]; k, v [B, KV, S, D]; caches [B, KV, T, D] (H a multiple of KV); position.
+Status cached_attention(InferContext& ctx) {
+  POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
+  for (size_t i = 1; i < 5; ++i) {
+    if (ctx.in(i).dtype != ctx.in(0).dtype) return ctx.error("input " + std::to_string(i) + " must have q's dtype");
+  }
+  const Shape& q = ctx.in(0).shape;
+  if (q.size() != 4) return ctx.shape_error("q must be [B, H, S, D], got " + shape_str(q));
+  const Shape& k = ctx.in(1).shape;
+  if (k.size() != 4 || k[0] != q[0] || k[2] != q[2] || k[3] != q[3] || k[1] < 1 || q[1] % k[1] != 0) {
+    return ctx.shape_error("k must be [B, KV, S, D] with KV dividing the " + std::to_string(q[1]) + " query heads of q " +
+                           shape_str(q) + ", got " + shape_str(k));
+  }
+  if (ctx.in(2).shape != k) return ctx.shape_error("v must have k's shape " + shape_str(k) + ", got " + shape_str(ctx.in(2).shape));
+  const Shape& cache = ctx.in(3).shape;
+  if (cache.size() != 4 || cache[0] != k[0] || cache[1] != k[1] || cache[3] != k[3] || cache[2] < k[2]) {
+    return ctx.shape_error("the key cache must be [B, KV, T, D] with T >= S for k " + shape_str(k) + ", got " + shape_str(cache));
+  }
+  if (ctx.in(4).shape != cache) return ctx.shape_error("the value cache must have the key cache's shape " + shape_str(cache));
+  POCK_RETURN_IF_ERROR(require_position(ctx, 5));
+  const double scale = ctx.attrs->get_float("scale", 1.0);
+  if (!std::isfinite(scale)) return ctx.error("scale must be finite");
   return schema::same_as_first(ctx);
 }
 
@@ -87,9 +122,14 @@ Status dropout_train(InferContext& ctx) {
 void register_sequence_schemas(SchemaRegistry& r) {
   using schema::add;
   add(r, "Gather", 2, 2, 1, 1, gather, "take slices of data along axis at indices (i32/i64; negative counts from the end)");
-  add(r, "Rope", 1, 1, 1, 1, rope,
-      "rotary embedding of x [..., S, D] at positions 0..S-1; theta, interleaved (pairs 2i, 2i+1) or rotate-half "
-      "(pairs i, i+D/2), inverse rotates by -angle");
+  add(r, "Rope", 1, 2, 1, 1, rope,
+      "rotary embedding of x [..., S, D] at positions p..p+S-1 (p: the optional i64 position input, else 0); theta, "
+      "interleaved (pairs 2i, 2i+1) or rotate-half (pairs i, i+D/2), inverse rotates by -angle");
+  add(r, "CachedAttention", 6, 6, 1, 1, cached_attention,
+      "decode-step attention: writes k, v [B, KV, S, D] into the caches [B, KV, T, D] at rows p..p+S-1 (p: position), "
+      "then softmax(scale q K^T) V for q [B, H, S, D] over cache rows 0..p+s (causal), query head h reading KV head "
+      "h / (H / KV)",
+      {3, 4});
   add(r, "CausalMask", 1, 1, 1, 1, causal_mask, "scores[..., i, j] = value (default -inf) where j > i + (T - S)");
   add(r, "Dropout", 1, 1, 1, 1, dropout, "inference dropout: identity");
   add(r, "DropoutTrain", 2, 2, 2, 2, dropout_train,

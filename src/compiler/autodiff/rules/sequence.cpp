@@ -21,7 +21,9 @@ Status rope(GradContext& ctx) {
   if (!wants_dx0(ctx)) return Status::ok();
   Attrs attrs = ctx.attrs();
   attrs.set("inverse", int64_t{ctx.attrs().get_int("inverse", 0) != 0 ? 0 : 1});
-  ctx.set_dx(0, ctx.emit1("Rope", {ctx.dy(0)}, std::move(attrs)));
+  std::vector<TensorId> inputs = {ctx.dy(0)};
+  if (ctx.node().inputs.size() > 1) inputs.push_back(ctx.x(1));  // the same positions
+  ctx.set_dx(0, ctx.emit1("Rope", std::move(inputs), std::move(attrs)));
   return ctx.status();
 }
 
