@@ -17,5 +17,6 @@ const CommandEntry& tune_command();
 const CommandEntry& bench_command();
 const CommandEntry& export_command();
 const CommandEntry& generate_command();
+const CommandEntry& tokenize_command();
 
 }  // namespace pock::tools

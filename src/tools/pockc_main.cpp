@@ -14,7 +14,8 @@ using pock::tools::CommandEntry;
 std::vector<const CommandEntry*> all_commands() {
   return {&pock::tools::compile_command(), &pock::tools::infer_command(), &pock::tools::train_command(),
           &pock::tools::inspect_command(), &pock::tools::tune_command(), &pock::tools::bench_command(),
-          &pock::tools::export_command(), &pock::tools::generate_command()};
+          &pock::tools::export_command(), &pock::tools::generate_command(),
+          &pock::tools::tokenize_command()};
 }
 
 void print_overview() {

@@ -43,18 +43,18 @@ class Reader {
 
   Status read_scalar(uint32_t type, Scalar* out, const std::string& what) {
     switch (type) {
-      case kUint8: { uint8_t v; POCK_RETURN_IF_ERROR(read(&v, what)); *out = uint64_t{v}; return Status::ok(); }
-      case kInt8: { int8_t v; POCK_RETURN_IF_ERROR(read(&v, what)); *out = int64_t{v}; return Status::ok(); }
-      case kUint16: { uint16_t v; POCK_RETURN_IF_ERROR(read(&v, what)); *out = uint64_t{v}; return Status::ok(); }
-      case kInt16: { int16_t v; POCK_RETURN_IF_ERROR(read(&v, what)); *out = int64_t{v}; return Status::ok(); }
-      case kUint32: { uint32_t v; POCK_RETURN_IF_ERROR(read(&v, what)); *out = uint64_t{v}; return Status::ok(); }
-      case kInt32: { int32_t v; POCK_RETURN_IF_ERROR(read(&v, what)); *out = int64_t{v}; return Status::ok(); }
-      case kUint64: { uint64_t v; POCK_RETURN_IF_ERROR(read(&v, what)); *out = v; return Status::ok(); }
-      case kInt64: { int64_t v; POCK_RETURN_IF_ERROR(read(&v, what)); *out = v; return Status::ok(); }
-      case kFloat32: { float v; POCK_RETURN_IF_ERROR(read(&v, what)); *out = double{v}; return Status::ok(); }
-      case kFloat64: { double v; POCK_RETURN_IF_ERROR(read(&v, what)); *out = v; return Status::ok(); }
+      case kUint8: { uint8_t v{}; POCK_RETURN_IF_ERROR(read(&v, what)); *out = uint64_t{v}; return Status::ok(); }
+      case kInt8: { int8_t v{}; POCK_RETURN_IF_ERROR(read(&v, what)); *out = int64_t{v}; return Status::ok(); }
+      case kUint16: { uint16_t v{}; POCK_RETURN_IF_ERROR(read(&v, what)); *out = uint64_t{v}; return Status::ok(); }
+      case kInt16: { int16_t v{}; POCK_RETURN_IF_ERROR(read(&v, what)); *out = int64_t{v}; return Status::ok(); }
+      case kUint32: { uint32_t v{}; POCK_RETURN_IF_ERROR(read(&v, what)); *out = uint64_t{v}; return Status::ok(); }
+      case kInt32: { int32_t v{}; POCK_RETURN_IF_ERROR(read(&v, what)); *out = int64_t{v}; return Status::ok(); }
+      case kUint64: { uint64_t v{}; POCK_RETURN_IF_ERROR(read(&v, what)); *out = v; return Status::ok(); }
+      case kInt64: { int64_t v{}; POCK_RETURN_IF_ERROR(read(&v, what)); *out = v; return Status::ok(); }
+      case kFloat32: { float v{}; POCK_RETURN_IF_ERROR(read(&v, what)); *out = double{v}; return Status::ok(); }
+      case kFloat64: { double v{}; POCK_RETURN_IF_ERROR(read(&v, what)); *out = v; return Status::ok(); }
       case kBool: {
-        uint8_t v;
+        uint8_t v = 0;
         POCK_RETURN_IF_ERROR(read(&v, what));
         if (v > 1) return bad(what + ": a bool of value " + std::to_string(v));
         *out = v == 1;

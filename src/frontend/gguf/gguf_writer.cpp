@@ -8,7 +8,7 @@
 namespace pock::gguf {
 namespace {
 
-constexpr uint32_t kTypeUint32 = 4, kTypeFloat32 = 6, kTypeString = 8;
+constexpr uint32_t kTypeUint32 = 4, kTypeFloat32 = 6, kTypeString = 8, kTypeArray = 9;
 
 template <typename T>
 void put(std::vector<uint8_t>& out, T v) {
@@ -45,6 +45,13 @@ void MetadataBuilder::add_u32(const std::string& k, uint32_t value) {
 void MetadataBuilder::add_f32(const std::string& k, float value) {
   key(k, kTypeFloat32);
   put<float>(bytes_, value);
+}
+
+void MetadataBuilder::add_string_array(const std::string& k, const std::vector<std::string>& values) {
+  key(k, kTypeArray);
+  put<uint32_t>(bytes_, kTypeString);
+  put<uint64_t>(bytes_, values.size());
+  for (const std::string& v : values) put_string(bytes_, v);
 }
 
 void MetadataBuilder::add_encoded(const uint8_t* bytes, uint64_t size, uint64_t count) {

@@ -16,6 +16,7 @@ class MetadataBuilder {
   void add_string(const std::string& key, const std::string& value);
   void add_u32(const std::string& key, uint32_t value);
   void add_f32(const std::string& key, float value);
+  void add_string_array(const std::string& key, const std::vector<std::string>& values);
   // Appends pairs already encoded (a File's metadata_bytes()), `count` of them.
   void add_encoded(const uint8_t* bytes, uint64_t size, uint64_t count);
 
