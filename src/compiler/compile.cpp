@@ -3,6 +3,8 @@
 
 #include "blob/writer.hpp"
 #include "compiler/emit.hpp"
+#include "compiler/lowering/lora.hpp"
+#include "compiler/recipe.hpp"
 #include "compiler/passes/passes.hpp"
 #include "compiler/placement/place_ops.hpp"
 #include "runtime/backend_set.hpp"
@@ -51,10 +53,16 @@ Result<std::vector<uint8_t>> compile(const Graph& model, const Recipe* recipe, c
   if (model.outputs().empty()) return Status(Code::kInvalidArgument, "the model has no outputs: call mark_output()");
   TrainingProgram program;
   program.graph = model;
-  program.functions.push_back(inference_function(model, "infer", model.nodes(), model.outputs()));
+  if (recipe) {
+    POCK_RETURN_IF_ERROR(validate_recipe(*recipe));
+    // Adapters join the model itself, so every function built below runs them.
+    POCK_RETURN_IF_ERROR(add_lora_adapters(program.graph, recipe->lora).status());
+  }
+  const Graph& g = program.graph;
+  program.functions.push_back(inference_function(g, "infer", g.nodes(), g.outputs()));
   if (recipe) POCK_RETURN_IF_ERROR(build_training_functions(program, *recipe, options));
   // Functions beside the model (a decode step) run in inference form over the same weights.
-  for (const GraphFunction& f : model.functions()) {
+  for (const GraphFunction& f : program.graph.functions()) {
     if (program.function(f.name)) return Status(Code::kInvalidArgument, "the model's function '" + f.name + "' clashes with a compiled one");
     program.functions.push_back(inference_function(program.graph, f.name, f.nodes, f.outputs));
   }

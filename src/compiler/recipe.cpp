@@ -169,6 +169,29 @@ Status parse_trainable(ObjectReader& top, std::vector<TrainableRule>* rules) {
   return Status::ok();
 }
 
+Status parse_lora(ObjectReader& top, Recipe::Lora* lora) {
+  const json* v = top.get("lora");
+  POCK_RETURN_IF_ERROR(require_object(v, "lora"));
+  if (!v) return Status::ok();
+  ObjectReader r(*v, "lora");
+  POCK_RETURN_IF_ERROR(r.read("rank", &lora->rank));
+  POCK_RETURN_IF_ERROR(r.read("alpha", &lora->alpha));
+  POCK_RETURN_IF_ERROR(r.read("dropout", &lora->dropout));
+  int64_t seed = 0;
+  POCK_RETURN_IF_ERROR(r.read("seed", &seed));
+  lora->seed = static_cast<uint64_t>(seed);
+  if (const json* t = r.get("target_modules")) {
+    if (!t->is_array()) return field_error("lora.target_modules", std::string("expected an array of names, got ") + type_name(*t));
+    for (size_t i = 0; i < t->size(); ++i) {
+      if (!(*t)[i].is_string()) {
+        return field_error("lora.target_modules[" + std::to_string(i) + "]", std::string("expected a string, got ") + type_name((*t)[i]));
+      }
+      lora->target_modules.push_back((*t)[i].get<std::string>());
+    }
+  }
+  return r.finish();
+}
+
 bool one_of(const std::string& v, std::initializer_list<const char*> choices) {
   for (const char* c : choices) if (v == c) return true;
   return false;
@@ -218,6 +241,15 @@ Status validate_recipe(const Recipe& r) {
     return field_error("frozen_weights", "'" + r.frozen_weights + "' is not one of f32, int8");
   }
   if (!(r.clip_grad_norm >= 0.0)) return field_error("clip_grad_norm", "must be >= 0 (0: off)");
+  if (r.lora.rank < 0 || r.lora.rank > 4096) return field_error("lora.rank", "must be in [0, 4096] (0: no LoRA)");
+  if (r.lora.rank > 0) {
+    if (!(r.lora.alpha > 0.0)) return field_error("lora.alpha", "must be > 0");
+    if (!(r.lora.dropout >= 0.0 && r.lora.dropout < 1.0)) return field_error("lora.dropout", "must be in [0, 1)");
+    if (r.lora.target_modules.empty()) return field_error("lora.target_modules", "name at least one module (\"q_proj\", \"*.v_proj\")");
+    for (size_t i = 0; i < r.lora.target_modules.size(); ++i) {
+      if (r.lora.target_modules[i].empty()) return field_error("lora.target_modules[" + std::to_string(i) + "]", "is empty");
+    }
+  }
   for (size_t i = 0; i < r.trainable.size(); ++i) {
     const TrainableRule& t = r.trainable[i];
     const std::string path = "trainable[" + std::to_string(i) + "]";
@@ -247,6 +279,7 @@ Result<Recipe> parse_recipe(std::string_view text) {
   POCK_RETURN_IF_ERROR(parse_trainable(top, &recipe.trainable));
   POCK_RETURN_IF_ERROR(top.read("freeze_batchnorm_stats", &recipe.freeze_batchnorm_stats));
   POCK_RETURN_IF_ERROR(top.read("frozen_weights", &recipe.frozen_weights));
+  POCK_RETURN_IF_ERROR(parse_lora(top, &recipe.lora));
   POCK_RETURN_IF_ERROR(top.finish());
   POCK_RETURN_IF_ERROR(validate_recipe(recipe));
   return recipe;

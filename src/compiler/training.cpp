@@ -107,8 +107,12 @@ Status build_training_functions(TrainingProgram& program, const Recipe& recipe, 
 
   POCK_ASSIGN_OR_RETURN(const TensorId source, resolve_loss_source(g, recipe.loss));
   POCK_ASSIGN_OR_RETURN(const TensorId labels, create_label_input(g, recipe.loss, source));
-  POCK_ASSIGN_OR_RETURN(const std::vector<TensorId> trainable,
-                        select_trainable(g, recipe.trainable, batchnorm_running_stats(g)));
+  // With LoRA the adapters train, and only what the rules add besides.
+  std::vector<TrainableRule> rules = recipe.trainable;
+  if (recipe.lora.rank > 0) {
+    for (const char* glob : {"*.lora_A.weight", "*.lora_B.weight"}) rules.push_back(TrainableRule{glob, "", false, -1, -1});
+  }
+  POCK_ASSIGN_OR_RETURN(const std::vector<TensorId> trainable, select_trainable(g, rules, batchnorm_running_stats(g)));
   if (trainable.empty()) return Status(Code::kInvalidArgument, "trainable: no parameter is selected for training");
   const std::unordered_set<size_t> train_bn = batchnorm_nodes_in_train_form(g, recipe.freeze_batchnorm_stats);
   POCK_RETURN_IF_ERROR(make_running_stats_state(g, train_bn));

