@@ -237,8 +237,8 @@ Status validate_recipe(const Recipe& r) {
   }
   if (s.type == "cosine" && s.min_lr > o.lr) return field_error("schedule.min_lr", "must not exceed optimizer.lr");
   if (r.grad_accumulation < 1) return field_error("grad_accumulation", "must be >= 1");
-  if (!one_of(r.frozen_weights, {"f32", "int8"})) {
-    return field_error("frozen_weights", "'" + r.frozen_weights + "' is not one of f32, int8");
+  if (!one_of(r.frozen_weights, {"f32", "int8", "source", "q8_0"})) {
+    return field_error("frozen_weights", "'" + r.frozen_weights + "' is not one of f32, int8, source, q8_0");
   }
   if (!(r.clip_grad_norm >= 0.0)) return field_error("clip_grad_norm", "must be >= 0 (0: off)");
   if (r.lora.rank < 0 || r.lora.rank > 4096) return field_error("lora.rank", "must be in [0, 4096] (0: no LoRA)");

@@ -9,6 +9,7 @@
 #include "compiler/lowering/batch_size.hpp"
 #include "compiler/lowering/fold_frozen_scale.hpp"
 #include "compiler/lowering/quantize_frozen.hpp"
+#include "compiler/lowering/quantize_source.hpp"
 #include "compiler/lowering/loss.hpp"
 #include "compiler/lowering/optimizer.hpp"
 #include "compiler/lowering/train_mode.hpp"
@@ -61,14 +62,18 @@ Status expose_gradients(Graph& g, FunctionDef& fn, const std::vector<ParamGrad>&
 // Frozen-scale folding (lowering/fold_frozen_scale.hpp) over every function that has one: with
 // optimize on, in each function alike, sharing the constants so that the folded weights replace
 // the originals in the blob instead of joining them.
-// Frozen Linear weights to int8 (lowering/quantize_frozen.hpp) when the recipe asks, in every
-// function alike, sharing the int8 constants.
+// Frozen Linear weights to int8 (lowering/quantize_frozen.hpp) or kept block-quantized
+// (lowering/quantize_source.hpp) when the recipe asks, in every function alike, sharing the
+// constants.
 struct Int8Quantizing {
   bool enabled = false;
   std::unordered_set<TensorId> mutated;
   Int8Weights shared;
+  BlockWeights blocks;  // blocks.mode "source" / "q8_0"; empty: off
   Status apply(Graph& g, FunctionDef* fn) {
-    if (!enabled || fn == nullptr) return Status::ok();
+    if (fn == nullptr) return Status::ok();
+    if (!blocks.mode.empty()) POCK_RETURN_IF_ERROR(quantize_frozen_to_blocks(g, fn->nodes, mutated, blocks).status());
+    if (!enabled) return Status::ok();
     return quantize_frozen_linears(g, *fn, mutated, shared).status();
   }
 };
@@ -137,8 +142,12 @@ Status build_training_functions(TrainingProgram& program, const Recipe& recipe, 
   Int8Quantizing int8;
   int8.enabled = recipe.frozen_weights == "int8";
   int8.mutated = folding.mutated;
+  if (recipe.frozen_weights == "source" || recipe.frozen_weights == "q8_0") int8.blocks.mode = recipe.frozen_weights;
   POCK_RETURN_IF_ERROR(int8.apply(g, program.function("infer")));
   POCK_RETURN_IF_ERROR(int8.apply(g, &fn));
+  for (GraphFunction& f : g.mutable_functions()) {  // the model's own (decode), over the same weights
+    if (!int8.blocks.mode.empty()) POCK_RETURN_IF_ERROR(quantize_frozen_to_blocks(g, f.nodes, int8.mutated, int8.blocks).status());
+  }
   POCK_ASSIGN_OR_RETURN(Backward bwd, build_backward(g, fn.nodes, fn.loss, trainable));
   std::vector<ParamGrad> grads;
   for (TensorId p : trainable) {

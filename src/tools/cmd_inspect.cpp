@@ -85,6 +85,12 @@ void print_memory(const Json& m) {
               bytes("saved_activation_bytes").c_str(), bytes("arena_peak_bytes").c_str(),
               bytes("arena_lower_bound_bytes").c_str(), bytes("persistent_bytes").c_str(),
               bytes("workspace_bytes").c_str());
+  const Json& q = m.value("block_quantized_weights", Json::object());
+  if (q.value("tensors", 0) > 0) {
+    std::printf("  block-quantized frozen weights: %d tensors, %s instead of %s as f32 (saves %s)\n", q["tensors"].get<int>(),
+                format_bytes(q["bytes"].get<uint64_t>()).c_str(), format_bytes(q["f32_bytes"].get<uint64_t>()).c_str(),
+                format_bytes(q["saved_bytes"].get<uint64_t>()).c_str());
+  }
 }
 
 void print_backends(const Json& r) {

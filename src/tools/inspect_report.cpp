@@ -4,6 +4,7 @@
 
 #include "runtime/backend_set.hpp"
 #include "tools/op_flops.hpp"
+#include "tools/quantized_weights_report.hpp"
 
 namespace pock::tools {
 namespace {
@@ -77,6 +78,7 @@ Json memory_report(const BlobContents& blob) {
   Json j = metadata_member(blob, "memory");
   j["blob_arena_bytes"] = blob.spec.arena_bytes;
   j["blob_persistent_bytes"] = blob.spec.persistent_bytes;
+  j["block_quantized_weights"] = quantized_weights_report(blob.spec);
   return j;
 }
 

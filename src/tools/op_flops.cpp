@@ -46,7 +46,7 @@ int64_t pool_window_size(const OpSpec& op) {
 bool moves_data_only(std::string_view op) {
   static const std::unordered_set<std::string_view> ops = {
       "Reshape", "Flatten", "Transpose", "Concat", "Slice",   "Split", "Squeeze", "Unsqueeze",
-      "Expand",  "Pad",     "Identity",  "Cast",   "Gather",  "Dropout", "SliceGrad"};
+      "Expand",  "Pad",     "Identity",  "Cast",   "Gather",  "Dropout", "SliceGrad", "GatherQ"};
   return ops.count(op) > 0;
 }
 
@@ -75,7 +75,7 @@ int64_t op_flops(const ProgramSpec& spec, const OpSpec& op) {
     const Shape& dy = in(spec, op, 1);  // [N, O, OH, OW]; dw [channels, C/g, kh, kw]
     return dy.size() == 4 ? 2 * elements(out(spec, op, 0)) * dy[0] * dy[2] * dy[3] : 0;
   }
-  if (k == "Linear") {
+  if (k == "Linear" || k == "LinearQ") {
     const Shape& x = in(spec, op, 0);
     return x.empty() ? 0 : 2 * elements(out(spec, op, 0)) * x.back();
   }
@@ -85,8 +85,8 @@ int64_t op_flops(const ProgramSpec& spec, const OpSpec& op) {
     const int64_t inner = op.attrs.get_int("transpose_a", 0) ? a[a.size() - 2] : a.back();
     return 2 * elements(out(spec, op, 0)) * inner;
   }
-  if (k == "LinearInputGrad") {
-    const Shape& w = in(spec, op, 1);  // [N, K]
+  if (k == "LinearInputGrad" || k == "LinearQInputGrad") {
+    const Shape& w = in(spec, op, 1);  // [N, K], or LinearQ's blocks [N, row_bytes]
     return w.empty() ? 0 : 2 * elements(out(spec, op, 0)) * w[0];
   }
   if (k == "LinearWeightGrad") {

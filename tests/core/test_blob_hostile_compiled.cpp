@@ -10,6 +10,7 @@
 #include "blob/reader.hpp"
 #include "blob/writer.hpp"
 #include "pock/pock.h"
+#include "support/edited_blob.hpp"
 #include "train/mlp_model.hpp"
 
 using namespace pock;
@@ -20,31 +21,7 @@ namespace {
 ProgramSpec compiled_spec(const Recipe& recipe) {
   auto blob = compile(build_mlp(), &recipe);
   REQUIRE(blob.is_ok());
-  BlobView view;
-  REQUIRE(open_blob(blob->data(), blob->size(), VerifyOptions{}, &view).is_ok());
-  auto spec = read_program_spec(view, /*with_weights=*/true);
-  REQUIRE(spec.is_ok());
-  return std::move(spec.value());
-}
-
-// Opens `spec` after `edit`, returns the status and the open error.
-std::pair<pock_status, std::string> open_edited(ProgramSpec spec, const std::function<void(ProgramSpec&)>& edit) {
-  edit(spec);
-  std::vector<uint8_t> bytes;
-  REQUIRE(write_blob(spec, &bytes).is_ok());
-  pock_engine* engine = nullptr;
-  const pock_status s = pock_engine_open_buffer(bytes.data(), bytes.size(), nullptr, &engine);
-  const std::string message = pock_last_open_error();
-  if (engine) pock_engine_close(engine);
-  return {s, message};
-}
-
-OpSpec& find_op(ProgramSpec& spec, const std::string& op) {
-  for (OpSpec& o : spec.ops) {
-    if (o.op == op) return o;
-  }
-  FAIL("no " << op << " op in the compiled blob");
-  return spec.ops[0];
+  return program_of(blob.value());
 }
 
 }  // namespace

@@ -48,7 +48,9 @@ struct Recipe {
   std::vector<TrainableRule> trainable;  // empty: every parameter trains
   bool freeze_batchnorm_stats = false;   // frozen layers' BatchNorm uses running stats
   // "f32", or "int8": frozen Linear weights stored as int8 with a scale per output row, run as
-  // LinearInt8 (docs/recipe.md); trainable weights stay f32.
+  // LinearInt8 (docs/recipe.md); "source": frozen Linear and embedding weights that the importer
+  // read block-quantized (GGUF Q8_0/Q4_x) stay in those blocks, run as LinearQ / GatherQ;
+  // "q8_0": the same with every frozen f32 weight quantized to Q8_0. Trainable weights stay f32.
   std::string frozen_weights = "f32";
   // LoRA (docs/recipe.md): low-rank adapters added at compile time beside the targeted Linear
   // layers, y = W x + alpha / rank * B A dropout(x), in every function (infer and decode too);

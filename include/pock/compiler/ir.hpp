@@ -10,6 +10,14 @@
 
 namespace pock {
 
+// A weight's rows as a block-quantized source stored them: `format` names the block layout
+// (src/ir/block_format.hpp: "q8_0", "q4_0", "q4_1", "q4_k", "q6_k"), `rows` holds numel / cols
+// rows of cols / block_values blocks each, back to back.
+struct SourceBlocks {
+  std::string format;
+  std::shared_ptr<const std::vector<uint8_t>> rows;
+};
+
 struct TensorDesc {
   std::string name;
   DType dtype = DType::kF32;
@@ -23,6 +31,10 @@ struct TensorDesc {
   // State only: a cache a function keeps between its runs (a KV cache), not part of the model:
   // zero when an engine opens, left out of checkpoints and of a failed step's rollback.
   bool cache = false;
+  // Parameters imported from block-quantized files (GGUF Q8_0/Q4_x): the source's blocks, one
+  // row of blocks per output row, beside the f32 values (which trainable selection and f32
+  // compiles read). Recipe frozen_weights "source" runs a frozen weight on these instead.
+  std::shared_ptr<const SourceBlocks> source_blocks;
   size_t nbytes() const { return static_cast<size_t>(numel(shape)) * dtype_size(dtype); }
 };
 

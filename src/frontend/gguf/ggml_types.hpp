@@ -8,9 +8,11 @@
 // (x = d sc (q - 32)).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "ir/block_format.hpp"
 #include "pock/status.hpp"
 
 namespace pock::gguf {
@@ -29,6 +31,9 @@ enum GgmlType : uint32_t {
 // Values per block and bytes per block of `type`; false for a type this reader does not convert.
 bool block_layout(uint32_t type, uint64_t* values_per_block, uint64_t* bytes_per_block);
 std::string type_name(uint32_t type);
+// The block types a kernel can run without dequantizing first (ir/block_format.hpp, which also
+// decodes them for to_f32); nullopt for F32, F16, BF16.
+std::optional<BlockFormat> block_format_of(uint32_t type);
 
 // `elements` values of `type` from `data` (elements a multiple of the block size; the caller
 // checked the byte range) into `out`.

@@ -1,6 +1,7 @@
 // import_gguf: a GGUF file of general.architecture "llama" into models::llama_causal_lm's graph,
 // with q_proj/k_proj rows put back in transformers' order (llama_names.hpp), so the graph is the
 // Hugging Face model.
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 
@@ -54,6 +55,24 @@ Status check_tensors(const gguf::File& f, const models::LlamaConfig& c) {
   return Status::ok();
 }
 
+// The blocks of a quantized 2-D tensor, row by row, with the q_proj/k_proj rows in transformers'
+// order (a row of blocks moves as the row of values does); null for F32/F16/BF16 tensors.
+std::shared_ptr<const SourceBlocks> source_blocks(const gguf::File& f, const gguf::TensorInfo& t, int64_t heads) {
+  const std::optional<BlockFormat> format = gguf::block_format_of(t.type);
+  if (!format || t.dims.size() != 2) return nullptr;
+  const int64_t cols = static_cast<int64_t>(t.dims[0]), rows = static_cast<int64_t>(t.dims[1]);
+  const int64_t row_bytes = block_row_bytes(*format, cols);
+  if (row_bytes < 0) return nullptr;
+  const uint8_t* data = f.tensor_data(t);
+  auto bytes = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(rows * row_bytes));
+  const std::vector<int64_t> order = heads > 0 ? gguf::hf_row_order(rows, heads) : std::vector<int64_t>{};
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t from = heads > 0 ? order[static_cast<size_t>(r)] : r;
+    std::copy_n(data + from * row_bytes, row_bytes, bytes->data() + r * row_bytes);
+  }
+  return std::make_shared<const SourceBlocks>(SourceBlocks{block_format_name(*format), std::move(bytes)});
+}
+
 }  // namespace
 
 Result<models::LlamaConfig> llama_config(const gguf::File& f, const GgufImportOptions& o) {
@@ -97,6 +116,7 @@ Result<Graph> import_gguf_bytes(const uint8_t* data, size_t size, const GgufImpo
   POCK_ASSIGN_OR_RETURN(const models::LlamaConfig config, llama_config(file, options));
   POCK_ASSIGN_OR_RETURN(Graph graph, models::llama_causal_lm(config));
   models::WeightMap weights;
+  std::vector<std::pair<std::string, std::shared_ptr<const SourceBlocks>>> blocks;
   for (const gguf::TensorInfo& t : file.tensors()) {
     POCK_ASSIGN_OR_RETURN(const gguf::LlamaTensorName name, gguf::llama_tensor_name(t.name, config.num_heads, config.num_kv_heads));
     if (t.elements > (uint64_t{1} << 34)) return bad("tensor '" + t.name + "' is too large");
@@ -110,10 +130,14 @@ Result<Graph> import_gguf_bytes(const uint8_t* data, size_t size, const GgufImpo
       values = gguf::reorder_head_rows(values, cols, name.heads, /*to_hf=*/true);
     }
     weights[name.hf] = std::move(values);
+    if (options.keep_source_blocks) {
+      if (auto b = source_blocks(file, t, name.heads)) blocks.emplace_back(name.hf, std::move(b));
+    }
   }
   models::LoadWeightsOptions load;
   load.require_all = true;
   POCK_RETURN_IF_ERROR(models::load_weights(graph, weights, load));
+  for (auto& [name, b] : blocks) graph.mutable_tensor(graph.find(name)).source_blocks = std::move(b);
   return graph;
 }
 

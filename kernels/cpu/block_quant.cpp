@@ -1,0 +1,205 @@
+// LinearQ and LinearQInputGrad on block-quantized frozen weights (ir/block_format.hpp), exact
+// with respect to the decoded weight (no activation quantization):
+// - many rows (training, prefill: M > kSmallRows): the weight is decoded a panel of rows at a time
+//   into the engine's shared scratch (a panel fits in L2) and each panel is one OpenBLAS sgemm,
+//   so the layer runs near the f32 GEMM's speed; decoding costs 1/M of the products.
+// - few rows (decode steps): each weight row is decoded 256 values at a time into a stack buffer
+//   and dotted with every row of x while it is in L1, so nothing but the blocks streams from
+//   memory. LinearQInputGrad does the same over column chunks, each thread owning a chunk of dx.
+// Both read the weight rows as stored: no transposed copy for the input gradient.
+// GatherQ runs on ref (a copy of decoded rows). Without OpenBLAS every op here runs on ref.
+#include "kernels/cpu/cpu_families.hpp"
+
+#ifdef POCK_HAVE_OPENBLAS
+#include <algorithm>
+#include <new>
+
+#include "kernels/cpu/blas.hpp"
+#include "kernels/cpu/cpu_util.hpp"
+#include "kernels/cpu/simd.hpp"
+#include "kernels/cpu/thread_pool.hpp"
+#include "kernels/params/block_quant.hpp"
+#include "runtime/kernel_scope.hpp"
+
+namespace pock::cpu {
+namespace {
+
+constexpr size_t kPanelBytes = size_t{512} << 10;  // decoded rows per sgemm: half of this core's L2
+constexpr int64_t kSmallRows = 8;                   // up to this M, the streaming path
+constexpr int64_t kChunk = 256;                     // values decoded at once on that path (whole blocks of every format)
+
+struct Plan {
+  params::BlockQuantParams p;
+  int64_t m = 0, n = 0;      // rows of x (or dy) and of the weight
+  int64_t panel_rows = 0;    // weight rows decoded per sgemm
+  KernelScope* scope = nullptr;
+  pthreadpool_t pool = nullptr;
+  int64_t k() const { return p.in_features; }
+  const uint8_t* row(const uint8_t* w, int64_t j) const { return w + j * p.row_bytes; }
+  // `len` values of row j from value `from` (both multiples of the block size) into `out`.
+  void decode(const uint8_t* w, int64_t j, int64_t from, int64_t len, float* out) const {
+    const BlockLayout b = block_layout(p.format);
+    decode_blocks(p.format, row(w, j) + from / b.values * b.bytes, len / b.values, out);
+  }
+};
+
+// acc[r] += sum_p w[p] x[r * ldx + p] for r < rows.
+POCK_SIMD_CLONES void dot_rows(const float* w, const float* x, int64_t len, int64_t rows, int64_t ldx, float* acc) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * ldx;
+    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int64_t p = 0; p < len; ++p) s += w[p] * xr[p];
+    acc[r] += s;
+  }
+}
+
+// dx[r * lddx + p] += g[r * ldg] w[p] for r < rows.
+POCK_SIMD_CLONES void axpy_rows(const float* w, const float* g, int64_t ldg, int64_t len, int64_t rows, float* dx, int64_t lddx) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float a = g[r * ldg];
+    float* d = dx + r * lddx;
+#pragma omp simd
+    for (int64_t p = 0; p < len; ++p) d[p] += a * w[p];
+  }
+}
+
+// Rows [r0, r1) of the weight, decoded into `out` ([r1 - r0, K]), split over the pool.
+void decode_panel(const Plan& plan, const uint8_t* w, int64_t r0, int64_t r1, float* out) {
+  const size_t rows = static_cast<size_t>(r1 - r0);
+  parallel_for(plan.pool, rows, balanced_tile(plan.pool, rows, 4), [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) plan.decode(w, r0 + static_cast<int64_t>(i), 0, plan.k(), out + i * static_cast<size_t>(plan.k()));
+  });
+}
+
+bool accepts(const pock_op_desc& op) {
+  if (op.num_inputs < 2 || op.num_outputs != 1) return false;
+  const pock_tensor_desc &x = op.inputs[0], &w = op.inputs[1];
+  if (!is_f32(x) || w.dtype != POCK_U8 || w.rank != 2 || x.rank < 1) return false;
+  params::BlockQuantParams p;
+  if (!params::parse(op, &p).is_ok()) return false;
+  return fits_blas_int(dims_product(x, 0, x.rank - 1)) && fits_blas_int(w.dims[0]) && fits_blas_int(p.in_features);
+}
+
+Status prepare(const pock_op_desc& op, KernelScope& scope, void** state) {
+  auto* plan = new (std::nothrow) Plan;
+  if (!plan) return Status(Code::kOutOfMemory, std::string(op.op) + " plan");
+  if (Status s = params::parse(op, &plan->p); !s.is_ok()) {
+    delete plan;
+    return s;
+  }
+  plan->m = dims_product(op.inputs[0], 0, op.inputs[0].rank - 1);
+  plan->n = op.inputs[1].dims[0];
+  plan->scope = &scope;
+  plan->pool = thread_pool_for(op.num_threads);
+  if (plan->m > kSmallRows) {
+    const int64_t fit = static_cast<int64_t>(kPanelBytes / sizeof(float)) / std::max<int64_t>(1, plan->k());
+    plan->panel_rows = std::max<int64_t>(16, std::min(plan->n, fit / 16 * 16));
+    const size_t bytes = static_cast<size_t>(std::min(plan->n, plan->panel_rows) * plan->k()) * sizeof(float);
+    if (Status s = scope.reserve_scratch(bytes, "LinearQ decoded panel"); !s.is_ok()) {
+      delete plan;
+      return s;
+    }
+  }
+  configure_blas_threads(op.num_threads);
+  *state = plan;
+  return Status::ok();
+}
+
+void release(void* state) { delete static_cast<Plan*>(state); }
+
+// y = x dequant(w)ᵀ + bias.
+Status linear_q(const KernelCall& c) {
+  const Plan& plan = *static_cast<const Plan*>(c.state);
+  const int64_t m = plan.m, n = plan.n, k = plan.k();
+  const float* x = c.in_data<float>(0);
+  const uint8_t* w = c.in_data<uint8_t>(1);
+  const float* bias = c.has_input(2) ? c.in_data<float>(2) : nullptr;
+  float* y = c.out_data<float>(0);
+  if (m == 0 || n == 0) return Status::ok();
+  if (m <= kSmallRows) {
+    parallel_for(plan.pool, static_cast<size_t>(n), balanced_tile(plan.pool, static_cast<size_t>(n), 16), [&](size_t b, size_t e) {
+      alignas(64) float buf[kChunk];
+      for (size_t j = b; j < e; ++j) {
+        float acc[kSmallRows] = {};
+        for (int64_t from = 0; from < k; from += kChunk) {
+          const int64_t len = std::min(kChunk, k - from);
+          plan.decode(w, static_cast<int64_t>(j), from, len, buf);
+          dot_rows(buf, x + from, len, m, k, acc);
+        }
+        for (int64_t r = 0; r < m; ++r) y[r * n + static_cast<int64_t>(j)] = acc[r] + (bias ? bias[j] : 0.0f);
+      }
+    });
+    return Status::ok();
+  }
+  float beta = 0.0f;
+  if (bias) {
+    for (int64_t r = 0; r < m; ++r) std::copy(bias, bias + n, y + r * n);
+    beta = 1.0f;
+  }
+  float* panel = reinterpret_cast<float*>(plan.scope->scratch());
+  for (int64_t r0 = 0; r0 < n; r0 += plan.panel_rows) {
+    const int64_t rows = std::min(plan.panel_rows, n - r0);
+    decode_panel(plan, w, r0, r0 + rows, panel);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(rows), static_cast<int>(k),
+                1.0f, x, static_cast<int>(k), panel, static_cast<int>(k), beta, y + r0, static_cast<int>(n));
+  }
+  return Status::ok();
+}
+
+// dx = dy dequant(w): a sum over the weight's rows, each read as stored.
+Status linear_q_input_grad(const KernelCall& c) {
+  const Plan& plan = *static_cast<const Plan*>(c.state);
+  const int64_t m = plan.m, n = plan.n, k = plan.k();
+  const float* dy = c.in_data<float>(0);
+  const uint8_t* w = c.in_data<uint8_t>(1);
+  float* dx = c.out_data<float>(0);
+  if (m == 0) return Status::ok();
+  if (m <= kSmallRows || n == 0) {
+    const size_t chunks = static_cast<size_t>((k + kChunk - 1) / kChunk);
+    parallel_for(plan.pool, chunks, 1, [&](size_t b, size_t e) {
+      alignas(64) float buf[kChunk];
+      for (size_t ci = b; ci < e; ++ci) {
+        const int64_t from = static_cast<int64_t>(ci) * kChunk, len = std::min(kChunk, k - from);
+        for (int64_t r = 0; r < m; ++r) std::fill(dx + r * k + from, dx + r * k + from + len, 0.0f);
+        for (int64_t j = 0; j < n; ++j) {
+          plan.decode(w, j, from, len, buf);
+          axpy_rows(buf, dy + j, n, len, m, dx + from, k);
+        }
+      }
+    });
+    return Status::ok();
+  }
+  float* panel = reinterpret_cast<float*>(plan.scope->scratch());
+  for (int64_t r0 = 0; r0 < n; r0 += plan.panel_rows) {
+    const int64_t rows = std::min(plan.panel_rows, n - r0);
+    decode_panel(plan, w, r0, r0 + rows, panel);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(k), static_cast<int>(rows),
+                1.0f, dy + r0, static_cast<int>(n), panel, static_cast<int>(k), r0 == 0 ? 0.0f : 1.0f, dx, static_cast<int>(k));
+  }
+  return Status::ok();
+}
+
+KernelDef def(const char* op, KernelFn run) {
+  KernelDef d{op, DType::kF32, run, kCpuScore, nullptr, release};
+  d.prepare_scoped = prepare;
+  d.accepts = accepts;
+  return d;
+}
+
+}  // namespace
+
+void register_block_quant(KernelTable& t) {
+  t.add(def("LinearQ", linear_q));
+  t.add(def("LinearQInputGrad", linear_q_input_grad));
+}
+
+}  // namespace pock::cpu
+
+#else  // no OpenBLAS: the block_quant ops run on ref
+
+namespace pock::cpu {
+void register_block_quant(KernelTable&) {}
+}  // namespace pock::cpu
+
+#endif

@@ -1,0 +1,220 @@
+// The block_quant family (LinearQ, LinearQInputGrad, GatherQ): the reference kernels against f32
+// Linear / LinearInputGrad over the weight decoded by this file's own rendering of the Q8_0, Q4_0
+// and Q4_1 layouts (K-quants: by the GGUF reader, which test_gguf_reader checks against gguf-py),
+// the cpu kernels against ref (both size regimes, partial panels and chunks), the input gradient
+// against finite differences, and the schema's refusal of weights whose rows do not fit.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "frontend/gguf/ggml_types.hpp"
+#include "ir/float16.hpp"
+#include "ir/op_schema.hpp"
+#include "support/backend_compare.hpp"
+#include "support/grad_check.hpp"
+#include "support/op_runner.hpp"
+
+using namespace pock;
+using namespace pock::test;
+
+namespace {
+
+struct Format {
+  const char* name;
+  int64_t block_values, block_bytes;
+  uint32_t ggml_type;
+};
+
+const Format kFormats[] = {{"q8_0", 32, 34, gguf::kQ8_0}, {"q4_0", 32, 18, gguf::kQ4_0}, {"q4_1", 32, 20, gguf::kQ4_1},
+                           {"q4_k", 256, 144, gguf::kQ4_K}, {"q6_k", 256, 210, gguf::kQ6_K}};
+
+void put_half(uint8_t* p, float v) {
+  const uint16_t h = float_to_half(v);
+  p[0] = static_cast<uint8_t>(h & 0xff);
+  p[1] = static_cast<uint8_t>(h >> 8);
+}
+
+// Random blocks of `f` for a [rows, cols] weight: random quant bytes, and half-precision scales
+// (and q4_1's minimum) in a range that keeps the values near unit scale.
+std::vector<uint8_t> random_blocks(const Format& f, int64_t rows, int64_t cols, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> scale(0.002f, 0.03f), shift(-0.1f, 0.1f);
+  const int64_t blocks = rows * cols / f.block_values;
+  std::vector<uint8_t> out(static_cast<size_t>(blocks * f.block_bytes));
+  for (uint8_t& b : out) b = static_cast<uint8_t>(byte(gen));
+  const std::string name = f.name;
+  for (int64_t i = 0; i < blocks; ++i) {
+    uint8_t* p = out.data() + i * f.block_bytes;
+    if (name == "q6_k") {
+      put_half(p + 208, scale(gen) / 8);
+    } else if (name == "q4_k") {
+      put_half(p, scale(gen) / 4);
+      put_half(p + 2, scale(gen) / 8);
+    } else {
+      put_half(p, name == "q8_0" ? scale(gen) / 4 : scale(gen));
+      if (name == "q4_1") put_half(p + 2, shift(gen));
+    }
+  }
+  return out;
+}
+
+// The weight's f32 values: the 32-value formats by their definition, written here; K-quants by
+// the GGUF reader.
+std::vector<float> decoded(const Format& f, const std::vector<uint8_t>& blocks, int64_t elements) {
+  std::vector<float> w(static_cast<size_t>(elements));
+  const std::string name = f.name;
+  if (f.block_values == 256) {
+    REQUIRE(gguf::to_f32(f.ggml_type, blocks.data(), static_cast<uint64_t>(elements), w.data()).is_ok());
+    return w;
+  }
+  for (int64_t b = 0; b < elements / 32; ++b) {
+    const uint8_t* p = blocks.data() + b * f.block_bytes;
+    const float d = half_to_float(static_cast<uint16_t>(p[0] | p[1] << 8));
+    for (int i = 0; i < 32; ++i) {
+      float v = 0.0f;
+      if (name == "q8_0") {
+        v = d * static_cast<int8_t>(p[2 + i]);
+      } else {
+        const uint8_t* q = p + (name == "q4_0" ? 2 : 4);
+        const int nibble = i < 16 ? (q[i] & 15) : (q[i - 16] >> 4);
+        v = name == "q4_0" ? d * static_cast<float>(nibble - 8)
+                           : d * static_cast<float>(nibble) + half_to_float(static_cast<uint16_t>(p[2] | p[3] << 8));
+      }
+      w[static_cast<size_t>(b * 32 + i)] = v;
+    }
+  }
+  return w;
+}
+
+Attrs attrs_of(const Format& f, int64_t k) { return Attrs{{"format", std::string(f.name)}, {"in_features", k}}; }
+
+int64_t row_bytes(const Format& f, int64_t k) { return k / f.block_values * f.block_bytes; }
+
+// Values within float rounding of a K-term sum of unit-scale products.
+void check_close(const std::vector<float>& got, const std::vector<float>& want) {
+  REQUIRE(got.size() == want.size());
+  double worst = 0.0;
+  for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(got[i] - want[i]) / (1.0 + std::fabs(want[i])));
+  CHECK(worst <= 1e-5);
+}
+
+}  // namespace
+
+TEST_CASE("LinearQ (ref) is Linear over the decoded weight, every format", "[ops][block_quant]") {
+  for (const Format& f : kFormats) {
+    for (const int64_t k : {f.block_values, 3 * f.block_values}) {
+      const int64_t m = 5, n = 7;
+      INFO(f.name << " K=" << k);
+      const std::vector<uint8_t> blocks = random_blocks(f, n, k, 1);
+      const std::vector<float> x = random_floats(static_cast<size_t>(m * k), 2), bias = random_floats(n, 3);
+      auto q = run_op("LinearQ", {HostTensor::f32({m, k}, x), HostTensor::make(DType::kU8, {n, row_bytes(f, k)}, blocks),
+                                  HostTensor::f32({n}, bias)},
+                      attrs_of(f, k), {}, "ref");
+      auto want = run_op("Linear", {HostTensor::f32({m, k}, x), HostTensor::f32({n, k}, decoded(f, blocks, n * k)),
+                                    HostTensor::f32({n}, bias)},
+                         {}, {}, "ref");
+      INFO(q.status().message());
+      REQUIRE(q.is_ok());
+      REQUIRE(want.is_ok());
+      check_close((*q)[0].f32(), (*want)[0].f32());
+    }
+  }
+}
+
+TEST_CASE("LinearQInputGrad (ref) is dy times the decoded weight, every format", "[ops][block_quant]") {
+  for (const Format& f : kFormats) {
+    const int64_t m = 4, n = 9, k = 2 * f.block_values;
+    INFO(f.name);
+    const std::vector<uint8_t> blocks = random_blocks(f, n, k, 4);
+    const std::vector<float> dy = random_floats(static_cast<size_t>(2 * m * n), 5);
+    auto q = run_op("LinearQInputGrad", {HostTensor::f32({2, m, n}, dy), HostTensor::make(DType::kU8, {n, row_bytes(f, k)}, blocks)},
+                    attrs_of(f, k), {}, "ref");
+    auto want = run_op("LinearInputGrad", {HostTensor::f32({2, m, n}, dy), HostTensor::f32({n, k}, decoded(f, blocks, n * k))},
+                       {}, {}, "ref");
+    INFO(q.status().message());
+    REQUIRE(q.is_ok());
+    REQUIRE(want.is_ok());
+    check_close((*q)[0].f32(), (*want)[0].f32());
+  }
+}
+
+TEST_CASE("GatherQ (ref) gives the decoded rows and refuses an index out of range", "[ops][block_quant]") {
+  for (const Format& f : kFormats) {
+    const int64_t rows = 6, k = f.block_values * 2;
+    INFO(f.name);
+    const std::vector<uint8_t> blocks = random_blocks(f, rows, k, 6);
+    const std::vector<float> w = decoded(f, blocks, rows * k);
+    const std::vector<int64_t> ids = {3, 0, 5, -1, 3};
+    const HostTensor table = HostTensor::make(DType::kU8, {rows, row_bytes(f, k)}, blocks);
+    auto out = run_op("GatherQ", {table, HostTensor::i64({1, 5}, ids)}, attrs_of(f, k), {}, "ref");
+    INFO(out.status().message());
+    REQUIRE(out.is_ok());
+    std::vector<float> want;
+    for (int64_t id : ids) {
+      const int64_t r = id < 0 ? id + rows : id;
+      want.insert(want.end(), w.begin() + r * k, w.begin() + (r + 1) * k);
+    }
+    CHECK((*out)[0].f32() == want);
+    CHECK((*out)[0].shape == Shape{1, 5, k});
+    auto bad = run_op("GatherQ", {table, HostTensor::i64({1}, {rows})}, attrs_of(f, k), {}, "ref");
+    REQUIRE_FALSE(bad.is_ok());
+    CHECK_THAT(bad.status().message(), Catch::Contains("out of range"));
+  }
+}
+
+TEST_CASE("LinearQ's gradients match finite differences (x and bias; the blocks are frozen)", "[grad][block_quant]") {
+  for (const Format& f : {kFormats[0], kFormats[2], kFormats[3]}) {
+    INFO(f.name);
+    const int64_t n = 5, k = f.block_values;
+    const HostTensor w = HostTensor::make(DType::kU8, {n, row_bytes(f, k)}, random_blocks(f, n, k, 7));
+    const HostTensor x = HostTensor::f32({3, k}, random_floats(static_cast<size_t>(3 * k), 8));
+    const HostTensor b = HostTensor::f32({n}, random_floats(n, 9));
+    CHECK(check_op_gradients("LinearQ", {x, w, b}, attrs_of(f, k), {true, false, true}));
+  }
+}
+
+TEST_CASE("LinearQ's schema refuses weights whose rows do not hold in_features of the format", "[ops][block_quant]") {
+  const Format& f = kFormats[2];  // q4_1: 20 bytes per 32 values
+  const TensorType x{DType::kF32, {2, 64}};
+  auto infer = [&](TensorType w, Attrs attrs) {
+    std::vector<TensorType> outs;
+    return infer_types("LinearQ", "node", {&x, &w}, attrs, &outs);
+  };
+  CHECK(infer({DType::kU8, {3, 40}}, attrs_of(f, 64)).is_ok());
+  CHECK_THAT(infer({DType::kU8, {3, 39}}, attrs_of(f, 64)).message(), Catch::Contains("[N, 40]"));
+  CHECK_FALSE(infer({DType::kI8, {3, 40}}, attrs_of(f, 64)).is_ok());
+  CHECK_THAT(infer({DType::kU8, {3, 40}}, attrs_of(f, 48)).message(), Catch::Contains("multiple"));
+  CHECK_THAT(infer({DType::kU8, {3, 40}}, Attrs{{"format", std::string("q5_0")}, {"in_features", int64_t{64}}}).message(),
+             Catch::Contains("format"));
+  const TensorType x32{DType::kF32, {2, 32}};
+  std::vector<TensorType> outs;
+  const TensorType w{DType::kU8, {3, 40}};
+  CHECK_THAT(infer_types("LinearQ", "node", {&x32, &w}, attrs_of(f, 64), &outs).message(), Catch::Contains("in_features"));
+}
+
+#ifdef POCK_HAVE_OPENBLAS
+TEST_CASE("cpu LinearQ and LinearQInputGrad match ref: streaming rows and decoded panels", "[ops][cpu][block_quant]") {
+  // M <= 8 streams 256-value chunks (K = 576: two whole chunks and a partial one); larger M decodes
+  // panels of rows for sgemm (K = 4096: 32-row panels, so N = 70 ends on a partial panel; K = 576:
+  // 224-row panels, N = 300).
+  struct Shape3 {
+    int64_t m, n, k;
+  };
+  uint32_t seed = 100;
+  for (const Format& f : kFormats) {
+    for (const Shape3 s : {Shape3{1, 37, 576}, Shape3{3, 20, 1024}, Shape3{8, 300, 576}, Shape3{9, 70, 4096},
+                           Shape3{64, 300, 576}, Shape3{130, 33, 768}}) {
+      if (s.k % f.block_values != 0) continue;
+      INFO(f.name << " M=" << s.m << " N=" << s.n << " K=" << s.k);
+      const Operand w = u8s({s.n, row_bytes(f, s.k)}, random_blocks(f, s.n, s.k, ++seed));
+      check_against_ref("cpu", {"LinearQ", {input({s.m, s.k}, ++seed), w, input({s.n}, ++seed)}, attrs_of(f, s.k)});
+      check_against_ref("cpu", {"LinearQ", {input({s.m, s.k}, ++seed), w}, attrs_of(f, s.k)});
+      check_against_ref("cpu", {"LinearQInputGrad", {input({s.m, s.n}, ++seed), w}, attrs_of(f, s.k)});
+    }
+  }
+}
+#endif
