@@ -35,3 +35,10 @@ if(POCK_HAVE_OPENBLAS AND benchmark_FOUND AND NOT TARGET gemm_peak)
   endif()
   target_compile_definitions(gemm_peak PRIVATE EIGEN_DONT_PARALLELIZE)
 endif()
+
+# benchmarks/block_quant_bench: LinearQ on Q4_1 blocks next to f32 Linear on the cpu backend.
+if(POCK_HAVE_OPENBLAS AND benchmark_FOUND AND NOT TARGET block_quant_bench)
+  add_executable(block_quant_bench ${PROJECT_SOURCE_DIR}/benchmarks/block_quant_bench.cpp)
+  target_include_directories(block_quant_bench PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(block_quant_bench PRIVATE benchmark::benchmark pock_compiler)
+endif()

@@ -15,6 +15,7 @@
 #include <new>
 
 #include "kernels/cpu/blas.hpp"
+#include "kernels/cpu/block_decode.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/simd.hpp"
 #include "kernels/cpu/thread_pool.hpp"
@@ -39,7 +40,7 @@ struct Plan {
   // `len` values of row j from value `from` (both multiples of the block size) into `out`.
   void decode(const uint8_t* w, int64_t j, int64_t from, int64_t len, float* out) const {
     const BlockLayout b = block_layout(p.format);
-    decode_blocks(p.format, row(w, j) + from / b.values * b.bytes, len / b.values, out);
+    decode_blocks_fast(p.format, row(w, j) + from / b.values * b.bytes, len / b.values, out);
   }
 };
 

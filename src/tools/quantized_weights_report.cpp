@@ -32,9 +32,10 @@ nlohmann::ordered_json quantized_weights_report(const ProgramSpec& spec) {
     bytes += t.nbytes;
     f32_bytes += as_f32;
     Json& f = by_format[format];
-    f["tensors"] = f.value("tensors", 0) + 1;
-    f["bytes"] = f.value("bytes", uint64_t{0}) + t.nbytes;
-    f["f32_bytes"] = f.value("f32_bytes", uint64_t{0}) + as_f32;
+    if (f.is_null()) f = Json{{"tensors", 0}, {"bytes", uint64_t{0}}, {"f32_bytes", uint64_t{0}}};
+    f["tensors"] = f["tensors"].get<int64_t>() + 1;
+    f["bytes"] = f["bytes"].get<uint64_t>() + t.nbytes;
+    f["f32_bytes"] = f["f32_bytes"].get<uint64_t>() + as_f32;
   }
   Json j;
   j["tensors"] = seen.size();

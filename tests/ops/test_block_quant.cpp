@@ -218,3 +218,25 @@ TEST_CASE("cpu LinearQ and LinearQInputGrad match ref: streaming rows and decode
   }
 }
 #endif
+
+#ifdef POCK_HAVE_OPENBLAS
+TEST_CASE("cpu LinearQ decodes subnormal, smallest normal, largest and negative half scales as ref does",
+          "[ops][cpu][block_quant]") {
+  const uint16_t halves[] = {0x0001, 0x03ff, 0x0400, 0x8001, 0xbc00, 0x3c00, 0x0200};
+  uint32_t seed = 300;
+  for (const Format& f : {kFormats[0], kFormats[1], kFormats[2]}) {
+    INFO(f.name);
+    const int64_t n = 7, k = 64;
+    std::vector<uint8_t> blocks = random_blocks(f, n, k, ++seed);
+    for (int64_t b = 0; b < n * k / 32; ++b) {
+      uint8_t* p = blocks.data() + b * f.block_bytes;
+      const uint16_t h = halves[b % 7];
+      p[0] = static_cast<uint8_t>(h & 0xff);
+      p[1] = static_cast<uint8_t>(h >> 8);
+    }
+    for (const int64_t m : {int64_t{2}, int64_t{20}}) {
+      check_against_ref("cpu", {"LinearQ", {input({m, k}, ++seed), u8s({n, row_bytes(f, k)}, blocks)}, attrs_of(f, k)});
+    }
+  }
+}
+#endif
