@@ -1,6 +1,7 @@
 // A BERT encoder with transformers' BertModel names (embeddings.*, encoder.layer.N.*, pooler.*)
 // and BertForSequenceClassification's head (classifier.*): post-LayerNorm blocks, exact GELU,
-// additive attention mask, logits from the pooled [CLS] token.
+// additive attention mask, logits from the pooled [CLS] token; or, with no head, BertModel's
+// outputs.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -84,8 +85,11 @@ TensorId feed_forward(Params& p, const BertConfig& c, TensorId x, const std::str
 
 Status check(const BertConfig& c) {
   if (c.batch < 1 || c.seq_len < 1 || c.vocab_size < 1 || c.hidden_size < 1 || c.num_layers < 0 || c.num_heads < 1 ||
-      c.intermediate_size < 1 || c.type_vocab_size < 1 || c.num_labels < 1) {
-    return Status(Code::kInvalidArgument, "bert_classifier: sizes must be >= 1 (num_layers >= 0)");
+      c.intermediate_size < 1 || c.type_vocab_size < 1 || c.num_labels < 0) {
+    return Status(Code::kInvalidArgument, "bert_classifier: sizes must be >= 1 (num_layers, num_labels >= 0)");
+  }
+  if (c.num_labels > 0 && !c.pooler) {
+    return Status(Code::kInvalidArgument, "bert_classifier: a classification head (num_labels > 0) needs the pooler");
   }
   if (c.hidden_size % c.num_heads != 0) {
     return Status(Code::kInvalidArgument, "bert_classifier: hidden_size " + std::to_string(c.hidden_size) +
@@ -124,9 +128,16 @@ Result<Graph> bert_classifier(const BertConfig& c) {
   }
   // BertPooler on the first ([CLS]) token, then BertForSequenceClassification's dropout + classifier.
   const LinearInit init{.normal_std = c.initializer_range};
+  if (c.num_labels == 0) b.output(x, "last_hidden_state");
+  if (!c.pooler) return b.finish();
   const TensorId cls = b.squeeze(b.slice(x, {0}, {1}, {1}), {1});  // [B, H]
   const TensorId dense = linear(p, cls, "pooler.dense", c.hidden_size, c.hidden_size, true, init);
-  const TensorId pooled = maybe_dropout(b, b.named("pooler.activation").tanh(dense), "dropout", c.hidden_dropout);
+  const TensorId pooler_output = b.named("pooler.activation").tanh(dense);
+  if (c.num_labels == 0) {
+    b.output(pooler_output, "pooler_output");
+    return b.finish();
+  }
+  const TensorId pooled = maybe_dropout(b, pooler_output, "dropout", c.hidden_dropout);
   b.output(linear(p, pooled, "classifier", c.hidden_size, c.num_labels, true, init), "logits");
   return b.finish();
 }

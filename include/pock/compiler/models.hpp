@@ -67,6 +67,8 @@ Result<Graph> resnet18(const ResNetConfig& config);
 // attend, 0 = padding) and "token_type_ids" i64 [batch, seq_len] (absent: all segment 0).
 // Output "logits" [batch, num_labels] from classifier(dropout(tanh(pooler.dense(h[:, 0])))), as
 // BertForSequenceClassification computes it (its "bert." prefix dropped: names are BertModel's).
+// num_labels 0 builds BertModel alone: outputs "last_hidden_state" [batch, seq_len, hidden_size]
+// and, with `pooler`, "pooler_output" [batch, hidden_size] = tanh(pooler.dense(h[:, 0])).
 struct BertConfig {
   int64_t batch = 8;
   int64_t seq_len = 128;
@@ -80,7 +82,8 @@ struct BertConfig {
   double layer_norm_eps = 1e-12;
   double hidden_dropout = 0.1;     // embeddings, attention output, FFN output, classifier
   double attention_dropout = 0.1;  // attention probabilities
-  int64_t num_labels = 2;
+  int64_t num_labels = 2;       // 0: no classification head (see above)
+  bool pooler = true;           // BertModel's pooler; a classification head needs it
   bool attention_mask = false;  // adds the "attention_mask" input
   bool token_type_ids = false;  // adds the "token_type_ids" input
   int64_t pad_token_id = 0;     // its word-embedding row starts at zero, as in transformers
