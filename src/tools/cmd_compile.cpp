@@ -39,6 +39,7 @@ Status run_compile(const ParsedArgs& args) {
   load.input_shapes = args.all("--input-shape");
   load.batch_size = train ? recipe.batch_size : 0;
   POCK_ASSIGN_OR_RETURN(load.kv_cache, args.get_int("--kv-cache", 0));
+  POCK_ASSIGN_OR_RETURN(load.num_labels, args.get_int("--num-labels", -1));
   POCK_ASSIGN_OR_RETURN(Graph graph, load_model(model_path, load));
   if (args.has("--print-ops")) print_op_counts(graph);
 
@@ -100,7 +101,8 @@ const CommandEntry& compile_command() {
                {"--no-layout", "", "keep every convolution NCHW (no NHWC chains for the cpu backend)"},
                {"--report", "REPORT.json", "write the compiler's memory report"},
                {"--print-ops", "", "print the op types the frontend imported"},
-               {"--kv-cache", "N", "a .gguf language model: add a decode function with an N-position KV cache (pockc generate)"}}},
+               {"--kv-cache", "N", "a .gguf or Hugging Face llama model: add a decode function with an N-position KV cache (pockc generate)"},
+               {"--num-labels", "N", "a Hugging Face BERT folder: N-label classifier (the checkpoint's, else fresh); 0 the encoder alone"}}},
       run_compile};
   return entry;
 }
