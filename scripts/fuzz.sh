@@ -13,7 +13,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 seconds=${FUZZ_SECONDS:-60}
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
-all_targets=(blob_open blob_step checkpoint recipe npz onnx gguf)
+all_targets=(blob_open blob_step checkpoint recipe npz onnx gguf safetensors)
 targets=("$@")
 [[ ${#targets[@]} -eq 0 ]] && targets=("${all_targets[@]}")
 export CCACHE_BASEDIR="$PWD"
@@ -48,6 +48,7 @@ for t in "${targets[@]}"; do
   [[ -d tests/fuzz/seeds/$t ]] && extra+=(tests/fuzz/seeds/"$t")
   [[ $t == onnx ]] && extra+=(tests/frontend/tf2onnx)
   [[ $t == gguf ]] && extra+=(tests/frontend/gguf)
+  [[ $t == safetensors ]] && extra+=(tests/frontend/safetensors)
   log="$build/fuzz-$t.log"
   echo "== fuzz $t for ${seconds} s"
   # allocator_may_return_null: a refused huge allocation is the engine's to report, not a finding;

@@ -4,6 +4,7 @@
 // outputs must equal the ones transformers computed. Configurations the builders cannot express,
 // checkpoints that do not match their configuration and hostile indexes are refused by name.
 #include <catch2/catch.hpp>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>

@@ -69,6 +69,7 @@ std::vector<ExpectedTensor> encoder_tensors(const models::BertConfig& c, const s
 // The classification head: the checkpoint's, a fresh one, or none (HfImportOptions::num_labels).
 Status choose_head(const Checkpoint& checkpoint, const HfImportOptions& o, bool pooler, models::BertConfig* c,
                    bool* fresh) {
+  if (o.num_labels > (int64_t{1} << 24)) return Status(Code::kInvalidArgument, "num_labels is out of range");
   const safetensors::TensorInfo* saved = checkpoint.find("classifier.weight");
   const int64_t saved_labels = saved && !saved->shape.empty() ? static_cast<int64_t>(saved->shape[0]) : 0;
   c->num_labels = o.num_labels < 0 ? saved_labels : o.num_labels;
