@@ -56,7 +56,8 @@ Result<std::vector<uint8_t>> compile(const Graph& model, const Recipe* recipe, c
   if (recipe) {
     POCK_RETURN_IF_ERROR(validate_recipe(*recipe));
     // Adapters join the model itself, so every function built below runs them.
-    POCK_RETURN_IF_ERROR(add_lora_adapters(program.graph, recipe->lora).status());
+    POCK_ASSIGN_OR_RETURN(const std::vector<LoraModule> adapted, add_lora_adapters(program.graph, recipe->lora));
+    if (!adapted.empty()) program.lora = lora_metadata_json(recipe->lora, adapted);
   }
   const Graph& g = program.graph;
   program.functions.push_back(inference_function(g, "infer", g.nodes(), g.outputs()));

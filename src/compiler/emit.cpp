@@ -234,6 +234,7 @@ Status emit_program(const TrainingProgram& program, const CompileOptions&, const
     j["copies"] = placement ? placement->copies : 0;
     j["moved_to_host"] = placement ? placement->moved_to_host : 0;
   }
+  if (!program.lora.empty()) j["lora"] = nlohmann::json::parse(program.lora, nullptr, false);
   if (!program.metadata.empty()) {
     auto extra = nlohmann::json::parse(program.metadata, nullptr, false);
     if (!extra.is_discarded()) j["source"] = extra;

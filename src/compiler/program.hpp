@@ -24,6 +24,7 @@ struct TrainingProgram {
   std::vector<FunctionDef> functions;
   TensorId step = kNoTensor;  // i64 scalar state tensor advanced by the runtime each train step
   std::string metadata;       // JSON
+  std::string lora;           // JSON: the LoRA adapters added (lowering/lora.hpp), "" for none
   // Memory spaces other than the host's, by the name of the backend that owns each (placement);
   // tensor_space[id] is 0 for host, k for memory_spaces[k - 1]. Empty: everything is host memory.
   std::vector<std::string> memory_spaces;

@@ -134,6 +134,7 @@ Status parse_trainable_rule(const json& v, const std::string& path, TrainableRul
   ObjectReader r(v, path);
   POCK_RETURN_IF_ERROR(r.read("match", &rule->match));
   POCK_RETURN_IF_ERROR(r.read("layers", &rule->layers));
+  POCK_RETURN_IF_ERROR(r.read("blocks", &rule->blocks));
   POCK_RETURN_IF_ERROR(r.read("bias_only", &rule->bias_only));
   // "channels": a fraction in (0, 1) of the leading output channels, or an integer count.
   if (const json* c = r.get("channels")) {
@@ -177,6 +178,8 @@ Status parse_lora(ObjectReader& top, Recipe::Lora* lora) {
   POCK_RETURN_IF_ERROR(r.read("rank", &lora->rank));
   POCK_RETURN_IF_ERROR(r.read("alpha", &lora->alpha));
   POCK_RETURN_IF_ERROR(r.read("dropout", &lora->dropout));
+  POCK_RETURN_IF_ERROR(r.read("layers", &lora->layers));
+  POCK_RETURN_IF_ERROR(r.read("use_rslora", &lora->use_rslora));
   int64_t seed = 0;
   POCK_RETURN_IF_ERROR(r.read("seed", &seed));
   lora->seed = static_cast<uint64_t>(seed);
@@ -257,8 +260,8 @@ Status validate_recipe(const Recipe& r) {
       return field_error(path + ".channels", "a fraction must be in (0, 1]");
     }
     if (t.channels == 0 || t.channels < -1) return field_error(path + ".channels", "a count must be >= 1");
-    if (t.match.empty() && t.layers.empty() && !t.bias_only) {
-      return field_error(path, "a rule needs at least one of 'match', 'layers', 'bias_only'");
+    if (t.match.empty() && t.layers.empty() && t.blocks.empty() && !t.bias_only) {
+      return field_error(path, "a rule needs at least one of 'match', 'layers', 'blocks', 'bias_only'");
     }
   }
   return Status::ok();

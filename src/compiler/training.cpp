@@ -115,7 +115,11 @@ Status build_training_functions(TrainingProgram& program, const Recipe& recipe, 
   // With LoRA the adapters train, and only what the rules add besides.
   std::vector<TrainableRule> rules = recipe.trainable;
   if (recipe.lora.rank > 0) {
-    for (const char* glob : {"*.lora_A.weight", "*.lora_B.weight"}) rules.push_back(TrainableRule{glob, "", false, -1, -1});
+    for (const char* glob : {"*.lora_A.weight", "*.lora_B.weight"}) {
+      TrainableRule adapters;
+      adapters.match = glob;
+      rules.push_back(adapters);
+    }
   }
   POCK_ASSIGN_OR_RETURN(const std::vector<TensorId> trainable, select_trainable(g, rules, batchnorm_running_stats(g)));
   if (trainable.empty()) return Status(Code::kInvalidArgument, "trainable: no parameter is selected for training");

@@ -18,6 +18,9 @@ struct TrainableRule {
   bool bias_only = false;
   double channel_ratio = -1;  // partial-channel update: fraction of leading output channels
   int64_t channels = -1;      // or an explicit count
+  // "last:4", "first:2", "3:7" over the model's numbered blocks (every parameter named
+  // "<...>.layers.<i>.<...>": whole transformer blocks, unlike `layers`); empty: any
+  std::string blocks;
 };
 
 struct Recipe {
@@ -53,7 +56,7 @@ struct Recipe {
   // "q8_0": the same with every frozen f32 weight quantized to Q8_0. Trainable weights stay f32.
   std::string frozen_weights = "f32";
   // LoRA (docs/recipe.md): low-rank adapters added at compile time beside the targeted Linear
-  // layers, y = W x + alpha / rank * B A dropout(x), in every function (infer and decode too);
+  // layers, y = W x + scaling * B A dropout(x), in every function (infer and decode too);
   // only the adapters train (plus what `trainable` adds). rank 0: off.
   struct Lora {
     int64_t rank = 0;
@@ -63,6 +66,11 @@ struct Recipe {
     // the last component, as peft's target_modules; anything else is a glob over the whole name.
     std::vector<std::string> target_modules;
     uint64_t seed = 0;  // lora_A's kaiming-uniform draws come from (seed, parameter name)
+    // Only modules in these blocks ("last:4", "first:2", "a:b" over the model's numbered blocks, as
+    // trainable[].blocks; peft's layers_to_transform); empty: every block, and modules outside blocks.
+    std::string layers;
+    bool use_rslora = false;  // peft's rank-stabilized scaling alpha / sqrt(rank) instead of alpha / rank
+    double scaling() const;   // what the adapter's output is multiplied by
   } lora;
 };
 

@@ -118,13 +118,13 @@ std::unordered_set<TensorId> find_biases(const Graph& graph, const std::vector<L
   return biases;
 }
 
-Result<LayerSpan> parse_layer_span(std::string_view spec, size_t count) {
+Result<LayerSpan> parse_layer_span(std::string_view spec, size_t count, std::string_view unit) {
   const size_t colon = spec.find(':');
   if (colon == std::string_view::npos) {
     return Status(Code::kInvalidArgument, "'" + std::string(spec) + "' is not \"last:k\", \"first:k\" or \"a:b\"");
   }
   const std::string_view head = spec.substr(0, colon), tail = spec.substr(colon + 1);
-  const std::string model = "the model has " + std::to_string(count) + " layers";
+  const std::string model = "the model has " + std::to_string(count) + " " + std::string(unit);
   LayerSpan span;
   if (head == "last" || head == "first") {
     POCK_ASSIGN_OR_RETURN(const size_t k, parse_count(tail, spec));

@@ -34,7 +34,8 @@ struct LayerSpan {
 };
 
 // "last:k", "first:k" (k >= 1) or "a:b" (0-based, b exclusive, as a Python slice) over `count`
-// layers. A malformed spec or one that reaches past the model's layers is an error saying so.
-Result<LayerSpan> parse_layer_span(std::string_view spec, size_t count);
+// layers. A malformed spec or one that reaches past the model's layers is an error saying so
+// (`unit` names what is counted in that message: "layers", "blocks").
+Result<LayerSpan> parse_layer_span(std::string_view spec, size_t count, std::string_view unit = "layers");
 
 }  // namespace pock

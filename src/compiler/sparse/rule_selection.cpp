@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "compiler/sparse/blocks.hpp"
 #include "compiler/sparse/name_glob.hpp"
 
 namespace pock {
@@ -68,8 +69,8 @@ SelectionContext make_selection_context(const Graph& graph, std::unordered_set<T
 
 Result<RowSelection> select_by_rule(const SelectionContext& ctx, const TrainableRule& rule, size_t index) {
   const Graph& g = *ctx.graph;
-  if (rule.match.empty() && rule.layers.empty() && !rule.bias_only) {
-    return rule_error(Code::kInvalidArgument, index, "", "a rule needs at least one of 'match', 'layers', 'bias_only'");
+  if (rule.match.empty() && rule.layers.empty() && rule.blocks.empty() && !rule.bias_only) {
+    return rule_error(Code::kInvalidArgument, index, "", "a rule needs at least one of 'match', 'layers', 'blocks', 'bias_only'");
   }
   if (rule.channels >= 1 && rule.channel_ratio > 0) {
     return rule_error(Code::kInvalidArgument, index, "channels",
@@ -95,11 +96,20 @@ Result<RowSelection> select_by_rule(const SelectionContext& ctx, const Trainable
     if (!span.is_ok()) return rule_error(Code::kInvalidArgument, index, "layers", span.status().message());
     std::unordered_set<TensorId> in_span;
     for (size_t l = span->begin; l < span->end; ++l) in_span.insert(ctx.layers[l].params.begin(), ctx.layers[l].params.end());
-    const std::string matched = narrowed_by(TrainableRule{rule.match});
+    TrainableRule only_match;
+    only_match.match = rule.match;
+    const std::string matched = narrowed_by(only_match);
     selected = filter(selected, [&](TensorId t) { return in_span.count(t) > 0; });
     if (selected.empty()) {
       return rule_error(Code::kNotFound, index, "layers", "'" + rule.layers + "' holds no parameter" + matched);
     }
+  }
+  if (!rule.blocks.empty()) {
+    auto span = parse_block_span(rule.blocks, count_blocks(g));
+    if (!span.is_ok()) return rule_error(Code::kInvalidArgument, index, "blocks", span.status().message());
+    const std::string before = narrowed_by(rule);
+    selected = filter(selected, [&](TensorId t) { return in_block_span(g.tensor(t).name, *span); });
+    if (selected.empty()) return rule_error(Code::kNotFound, index, "blocks", "'" + rule.blocks + "' holds no parameter" + before);
   }
   if (rule.bias_only) {
     const std::string before = narrowed_by(rule);
