@@ -45,6 +45,8 @@ Check array_of(Check element) {
 
 const Check kString = [](const Json& j) { return j.is_string(); };
 const Check kCount = is_count;
+const Check kNumber = [](const Json& j) { return j.is_number(); };
+const Check kBool = [](const Json& j) { return j.is_boolean(); };
 
 // Every metadata field a pockc command reads, with its type (emit.cpp writes them).
 const std::vector<std::pair<const char*, Check>>& known_fields() {
@@ -59,6 +61,9 @@ const std::vector<std::pair<const char*, Check>>& known_fields() {
                                     {"undecided_ops", kCount}})},
       {"memory_spaces",
        array_of(object_of({{"backend", kString}, {"arena_bytes", kCount}, {"persistent_bytes", kCount}}))},
+      {"lora", object_of({{"rank", kCount}, {"alpha", kNumber}, {"use_rslora", kBool}, {"scaling", kNumber}, {"dropout", kNumber},
+                          {"modules", array_of(object_of({{"name", kString}, {"in", kCount}, {"out", kCount}, {"rank", kCount},
+                                                          {"scaling", kNumber}}))}})},
   };
   return fields;
 }

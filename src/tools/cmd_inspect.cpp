@@ -5,6 +5,7 @@
 #include "tools/open_engine.hpp"
 #include "tools/commands.hpp"
 #include "tools/inspect_report.hpp"
+#include "tools/lora_weights.hpp"
 #include "tools/units.hpp"
 
 namespace pock::tools {
@@ -157,6 +158,7 @@ Status run_inspect(const ParsedArgs& args) {
   print_functions(report);
   print_flops(report);
   print_parameters(report["parameters"]);
+  if (report.contains("lora")) std::printf("%s\n", lora_summary(report["lora"]).c_str());
   print_memory(report["memory"]);
   print_backends(report);
   if (args.has("--ops")) print_ops(report);

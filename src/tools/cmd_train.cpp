@@ -8,6 +8,8 @@
 
 #include "pock/engine.hpp"
 #include "tools/batches.hpp"
+#include "tools/blob_contents.hpp"
+#include "tools/lora_weights.hpp"
 #include "tools/commands.hpp"
 #include "tools/open_engine.hpp"
 #include "tools/progress.hpp"
@@ -15,7 +17,8 @@
 namespace pock::tools {
 namespace {
 
-Status save_weights(Engine& engine, const BlobSignature& sig, const std::string& path) {
+// `lora`: the blob's checked metadata when --merge-lora folds the adapters in; null otherwise.
+Status save_weights(Engine& engine, const BlobSignature& sig, const std::string& path, const nlohmann::json& lora) {
   NpzFile arrays;
   for (const TensorSig& p : sig.parameters) {
     NpyArray a;
@@ -25,6 +28,7 @@ Status save_weights(Engine& engine, const BlobSignature& sig, const std::string&
     POCK_RETURN_IF_ERROR(engine.get_parameter(p.name, a.data.data(), a.data.size()));
     arrays[p.name] = std::move(a);
   }
+  if (!lora.is_null()) POCK_RETURN_IF_ERROR(merge_lora_arrays(lora, &arrays));
   return write_npz(path, arrays);
 }
 
@@ -37,6 +41,13 @@ Status run_train(const ParsedArgs& args) {
   if (!fn) {
     return Status(Code::kNotFound, blob + " was compiled without a recipe, so it cannot train: recompile with "
                                           "'pockc compile MODEL --recipe RECIPE.json -o " + blob + "'");
+  }
+  nlohmann::json merge_metadata;  // checked before training, so that a blob without adapters fails first
+  if (args.has("--merge-lora")) {
+    if (!args.has("--save-weights")) return Status(Code::kInvalidArgument, "--merge-lora needs --save-weights W.npz");
+    POCK_ASSIGN_OR_RETURN(const BlobContents contents, read_blob_contents(blob));
+    if (!contents.metadata.contains("lora")) return Status(Code::kInvalidArgument, "--merge-lora: " + blob + " has no LoRA adapters");
+    merge_metadata = contents.metadata;
   }
   POCK_ASSIGN_OR_RETURN(NpzFile data, read_npz(args.get("--data")));
   POCK_ASSIGN_OR_RETURN(BatchFeeder feeder, BatchFeeder::create(data, fn->inputs, "train"));
@@ -78,7 +89,7 @@ Status run_train(const ParsedArgs& args) {
   progress.finish();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (args.has("--checkpoint")) POCK_RETURN_IF_ERROR(engine.save_checkpoint(args.get("--checkpoint")));
-  if (args.has("--save-weights")) POCK_RETURN_IF_ERROR(save_weights(engine, sig, args.get("--save-weights")));
+  if (args.has("--save-weights")) POCK_RETURN_IF_ERROR(save_weights(engine, sig, args.get("--save-weights"), merge_metadata));
   std::printf("trained %lld step(s) in %.2f s (%.2f step/s), last loss %.6g, now at step %lld\n",
               static_cast<long long>(steps), seconds, static_cast<double>(steps) / std::max(seconds, 1e-9),
               static_cast<double>(loss), static_cast<long long>(engine.step()));
@@ -91,7 +102,7 @@ const CommandEntry& train_command() {
   static const CommandEntry entry = [] {
     CommandEntry e{
         Command{"train",
-                "OUT.pock --data DATA.npz --steps N [--log LOG.jsonl] [--save-weights W.npz] [--checkpoint CKPT]",
+                "OUT.pock --data DATA.npz --steps N [--log LOG.jsonl] [--save-weights W.npz [--merge-lora]] [--checkpoint CKPT]",
                 "Train a blob compiled with a recipe on the batches of an .npz file.",
                 "DATA.npz holds one array per model input and per recipe label, named like them, with the\n"
                 "samples along the leading axis. Step k (counting from 0, continuing after --resume) takes\n"
@@ -103,6 +114,7 @@ const CommandEntry& train_command() {
                  {"--steps", "N", "training steps to run", false, true},
                  {"--log", "LOG.jsonl", "append {step, loss, ms} per step"},
                  {"--save-weights", "W.npz", "write every parameter after training"},
+                 {"--merge-lora", "", "with --save-weights: LoRA adapters merged into their weights (W + scaling B A)"},
                  {"--checkpoint", "CKPT", "write a checkpoint (trainable weights, optimizer state, step) at the end"},
                  {"--resume", "CKPT", "load a checkpoint before training"},
                  {"--shuffle", "SEED", "visit the samples of each epoch in a seeded random order"}}},

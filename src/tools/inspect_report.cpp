@@ -128,6 +128,7 @@ nlohmann::ordered_json inspect_report(const std::string& path, const BlobContent
   j["flops"] = main ? flops_by_phase(blob, *main, op_flop) : Json::object();
   j["parameters"] = parameters_report(spec);
   j["memory"] = memory_report(blob);
+  if (blob.metadata.contains("lora")) j["lora"] = metadata_member(blob, "lora");
   // Not in the blob: the scratch the kernels bound on this machine reserve (staging, im2col).
   if (binding.workspace_bytes >= 0) j["memory"]["workspace_bytes"] = binding.workspace_bytes;
   j["backends"] = backends_report(blob, binding);
