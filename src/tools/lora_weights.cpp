@@ -10,7 +10,11 @@ namespace {
 
 Result<std::vector<float>> f32_values(const NpzFile& arrays, const std::string& name) {
   const auto it = arrays.find(name);
-  if (it == arrays.end()) return Status(Code::kNotFound, "--merge-lora: the blob has no parameter '" + name + "'");
+  if (it == arrays.end()) {
+    return Status(Code::kNotFound, "--merge-lora: the blob has no parameter '" + name +
+                                       "' (frozen weights kept quantized leave the blob: merge into the source model with "
+                                       "pockc export --gguf SOURCE.gguf --lora-alpha ALPHA instead)");
+  }
   if (it->second.descr != "<f4") {
     return Status(Code::kInvalidArgument, "--merge-lora: '" + name + "' is " + it->second.descr +
                                               ", not f32 (a frozen weight kept quantized cannot take its adapter)");

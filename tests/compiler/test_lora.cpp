@@ -208,10 +208,16 @@ TEST_CASE("lora: recipe errors name the field", "[compiler][lora]") {
   CHECK_THAT(parse_recipe(R"({"lora": {"rank": 8, "target_modules": "q_proj"}})").status().message(), Catch::Contains("lora.target_modules"));
   CHECK_THAT(parse_recipe(R"({"lora": {"rank": 8, "target_modules": ["q"], "alpah": 1}})").status().message(), Catch::Contains("lora.alpah"));
   CHECK_THAT(parse_recipe(R"({"lora": {"rank": 8, "target_modules": ["q"], "dropout": 1.0}})").status().message(), Catch::Contains("lora.dropout"));
-  auto ok = parse_recipe(R"({"lora": {"rank": 8, "alpha": 16, "dropout": 0.05, "target_modules": ["q_proj", "*.v_proj"]}})");
+  CHECK_THAT(parse_recipe(R"({"lora": {"rank": 8, "target_modules": ["q"], "layers": 4}})").status().message(), Catch::Contains("lora.layers"));
+  CHECK_THAT(parse_recipe(R"({"lora": {"rank": 8, "target_modules": ["q"], "use_rslora": 1}})").status().message(),
+             Catch::Contains("lora.use_rslora"));
+  auto ok = parse_recipe(R"({"lora": {"rank": 8, "alpha": 16, "dropout": 0.05, "target_modules": ["q_proj", "*.v_proj"],
+                                      "layers": "last:4", "use_rslora": true}})");
   REQUIRE(ok.is_ok());
   CHECK(ok->lora.rank == 8);
   CHECK(ok->lora.target_modules.size() == 2);
+  CHECK(ok->lora.layers == "last:4");
+  CHECK(ok->lora.scaling() == 16.0 / std::sqrt(8.0));
   Recipe none = lora_recipe(0.1);
   none.lora.target_modules = {"no_such_proj"};
   CHECK_THAT(compile(models::llama_causal_lm(tiny()).value(), &none).status().message(), Catch::Contains("no Linear layer"));
@@ -367,6 +373,7 @@ TEST_CASE("lora: the blob records its modules; merge_lora of the trained engine'
   Recipe r = lora_recipe(0.5);
   r.optimizer.type = "adamw";
   r.optimizer.lr = 0.05;
+  r.lora.dropout = 0.3;  // in the train function only: the merged model must still equal infer's
   auto m = open(g, &r);
   const std::vector<LoraModule> planned = plan_lora(g, r.lora).value();
   const std::vector<LoraModule> recorded = lora_modules_from_metadata(program_of(m->blob).metadata).value();
@@ -384,6 +391,13 @@ TEST_CASE("lora: the blob records its modules; merge_lora of the trained engine'
     feed(m->engine(), c);
     REQUIRE(m->engine().train_step().is_ok());
   }
+  // With B off zero, the train function's dropout changes the loss of the same batch; eval's
+  // forward (as infer's) has none.
+  feed(m->engine(), c);
+  const float eval_loss = m->engine().eval_step().value();
+  const float train_loss = m->engine().train_step().value();
+  INFO("eval " << eval_loss << ", train " << train_loss);
+  CHECK(std::fabs(train_loss - eval_loss) > 1e-5f);
   models::WeightMap weights = engine_weights(m->engine(), g, recorded);
   // merge_lora against the definition, W + s * B A summed by hand, for one module.
   const LoraModule& q = recorded[0];
