@@ -18,8 +18,9 @@ struct TrainableRule {
   bool bias_only = false;
   double channel_ratio = -1;  // partial-channel update: fraction of leading output channels
   int64_t channels = -1;      // or an explicit count
-  // "last:4", "first:2", "3:7" over the model's numbered blocks (every parameter named
-  // "<...>.layers.<i>.<...>": whole transformer blocks, unlike `layers`); empty: any
+  // "last:4", "first:2", "3:7" over the model's numbered blocks (block i: every parameter whose
+  // name has i as an inner component, "model.layers.3.mlp.up_proj.weight": whole transformer
+  // blocks, unlike `layers`); empty: any
   std::string blocks;
 };
 
