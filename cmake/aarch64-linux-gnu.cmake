@@ -4,7 +4,7 @@
 #   cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
 #         -DPOCK_AARCH64_SYSROOT=/path/to/sysroot ...
 #
-# POCK_AARCH64_SYSROOT is a folder with arm64 .debs unpacked into it (dpkg-deb -x): zlib, PCRE2 and the
+# POCK_AARCH64_SYSROOT is a folder with arm64 .debs unpacked into it (dpkg-deb -x): zlib and the
 # header-only dependencies (flatbuffers, nlohmann-json, Eigen, Catch2). Installing arm64 packages
 # with apt would remove their amd64 twins, hence the folder. scripts/test-aarch64.sh makes it.
 set(CMAKE_SYSTEM_NAME Linux)

@@ -11,8 +11,6 @@ PACKAGES=(
   cmake ninja-build g++ ccache pkg-config python3-pip
   # core: blob program section, checksums, recipes, tensor math, tests
   libflatbuffers-dev flatbuffers-compiler zlib1g-dev nlohmann-json3-dev libeigen3-dev catch2
-  # the tokenizer's pre-tokenizer regular expressions (pock_text)
-  libpcre2-dev
   # fast CPU kernels
   libopenblas-dev libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
   # ONNX import; pockc's .npz support; micro-benchmarks

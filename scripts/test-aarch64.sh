@@ -6,8 +6,8 @@
 # What it needs, fetched when missing (as root; otherwise it prints what to run):
 #   - host packages g++-aarch64-linux-gnu and qemu-user (apt-get install), plus the host build
 #     tools of scripts/install-deps.sh (cmake, ninja, flatc);
-#   - arm64 builds of zlib, PCRE2 (static) and the header-only dependencies (flatbuffers,
-#     nlohmann-json, Eigen, Catch2), unpacked into $BUILD_DIR/sysroot from `apt-get download` .debs with dpkg-deb -x:
+#   - arm64 builds of zlib and the header-only dependencies (flatbuffers, nlohmann-json, Eigen,
+#     Catch2), unpacked into $BUILD_DIR/sysroot from `apt-get download` .debs with dpkg-deb -x:
 #     installing arm64 packages with apt would remove their amd64 twins.
 # Only what the tests need is built (pock_runtime, pock_compiler, two test programs): XNNPACK,
 # OpenBLAS, ONNX, CUDA, tools and examples are off.
@@ -18,7 +18,7 @@ BUILD_DIR=${BUILD_DIR:-build-aarch64}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 SYSROOT="$PWD/$BUILD_DIR/sysroot"
 TOOL_PACKAGES=(g++-aarch64-linux-gnu qemu-user)
-SYSROOT_PACKAGES=(zlib1g-dev:arm64 libflatbuffers-dev:arm64 catch2:arm64 nlohmann-json3-dev libeigen3-dev libpcre2-dev:arm64)
+SYSROOT_PACKAGES=(zlib1g-dev:arm64 libflatbuffers-dev:arm64 catch2:arm64 nlohmann-json3-dev libeigen3-dev)
 TESTS=(test_neon_backend test_cpu_backward)
 
 require_root() {
@@ -36,8 +36,7 @@ if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v qemu-aarch64 >/
 fi
 
 echo "== arm64 sysroot"
-# (A sysroot made before PCRE2 joined the list lacks pcre2.h: it is made again.)
-if [[ ! -f "$SYSROOT/.complete" || ! -f "$SYSROOT/usr/include/pcre2.h" ]]; then
+if [[ ! -f "$SYSROOT/.complete" ]]; then
   require_root "the arm64 sysroot needs apt-get download of ${SYSROOT_PACKAGES[*]}"
   # apt lists arm64 packages only once the architecture is known to dpkg (nothing is installed).
   if ! dpkg --print-foreign-architectures | grep -qx arm64; then

@@ -1,147 +1,102 @@
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include "text/pre_tokenizer.hpp"
 
-#include <pcre2.h>
+#include "text/unicode_class.hpp"
 
 namespace pock::text {
 namespace {
 
-// GPT-2's split (Hugging Face's ByteLevel pre-tokenizer with use_regex).
-constexpr const char* kGpt2 = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
-// LLaMA-3's, from its tokenizer.json.
-constexpr const char* kLlama3 =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+struct Char {
+  size_t begin, end;  // bytes
+  uint32_t cp;
+  CharClass cls;
+};
 
-// PCRE2's \s keeps U+180E (MONGOLIAN VOWEL SEPARATOR), which Unicode 6.3 took out of
-// White_Space; the references' \s is White_Space. The expressions above are written as the
-// references write them and rewritten so when compiled.
-std::string with_white_space_property(const char* pattern) {
-  std::string out;
-  for (const char* p = pattern; *p; ++p) {
-    if (p[0] == '\\' && (p[1] == 's' || p[1] == 'S')) {
-      out += p[1] == 's' ? "\\p{White_Space}" : "\\P{White_Space}";
-      ++p;
-    } else if (p[0] == '\\' && p[1]) {
-      out += *p++;
-      out += *p;
-    } else {
-      out += *p;
+// UTF-8 decoding that never fails: a byte that does not start a valid sequence is one character
+// of class "other".
+std::vector<Char> decode(std::string_view s) {
+  std::vector<Char> out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    size_t n = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
+    uint32_t cp = n == 1 ? b : n == 2 ? (b & 0x1F) : n == 3 ? (b & 0x0F) : (b & 0x07);
+    bool valid = n > 0 && i + n <= s.size();
+    for (size_t k = 1; valid && k < n; ++k) {
+      const auto c = static_cast<unsigned char>(s[i + k]);
+      valid = (c >> 6) == 0x2;
+      cp = (cp << 6) | (c & 0x3F);
     }
+    // Overlong forms, surrogates and values past U+10FFFF are invalid too.
+    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    valid = valid && cp >= kMin[n] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    if (!valid) {
+      out.push_back({i, i + 1, 0xFFFD, CharClass::kOther});
+      ++i;
+      continue;
+    }
+    out.push_back({i, i + n, cp, char_class(cp)});
+    i += n;
   }
   return out;
 }
 
-struct Spec {
-  const char* name;
-  std::vector<const char*> expressions;
-  bool ignore_merges;
-};
-
-const std::vector<Spec>& specs() {
-  static const std::vector<Spec> all = {
-      // SmolLM2's tokenizer.json: Digits(individual_digits) then ByteLevel (llama.cpp: "smollm").
-      {"smollm", {R"(\p{N})", kGpt2}, false},
-      {"gpt-2", {kGpt2}, false},
-      {"gpt2", {kGpt2}, false},
-      {"llama-bpe", {kLlama3}, true},
-      {"llama3", {kLlama3}, true},
-      {"llama-v3", {kLlama3}, true},
-      // What llama.cpp splits with when a file names no pre-tokenizer (older conversions).
-      {"default", {R"([\p{P}\$\+<=>\^~\|]+)", kGpt2, R"(\p{N}+)", R"([0-9][0-9][0-9])"}, false},
+// The length in characters of the GPT-2 regex's match at `i` of `c[0, n)`.
+size_t match_at(const std::vector<Char>& c, size_t i, size_t n) {
+  // Contractions: 's 't 're 've 'm 'll 'd (lower case, as GPT-2's regex).
+  if (c[i].cp == '\'' && i + 1 < n) {
+    const uint32_t a = c[i + 1].cp, b = i + 2 < n ? c[i + 2].cp : 0;
+    if (a == 's' || a == 't' || a == 'm' || a == 'd') return 2;
+    if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return 3;
+  }
+  auto run = [&](size_t from, auto&& pred) {
+    size_t j = from;
+    while (j < n && pred(c[j].cls)) ++j;
+    return j;
   };
-  return all;
+  const size_t start = c[i].cp == ' ' && i + 1 < n && c[i + 1].cls != CharClass::kSpace ? i + 1 : i;
+  const CharClass k = c[start].cls;
+  if (k == CharClass::kLetter || k == CharClass::kNumber) {
+    return run(start, [k](CharClass x) { return x == k; }) - i;
+  }
+  if (k == CharClass::kOther) {
+    return run(start, [](CharClass x) { return x == CharClass::kOther; }) - i;
+  }
+  // Whitespace: the run, less its last character when a non-space follows (that one joins the
+  // next word as its leading space), but never less than one character.
+  const size_t end = run(i, [](CharClass x) { return x == CharClass::kSpace; });
+  if (end == n || end - i == 1) return end - i;
+  return end - 1 - i;
+}
+
+void split(const std::vector<Char>& c, size_t from, size_t to, std::vector<std::pair<size_t, size_t>>& out) {
+  // match_at reads c[0, n): pieces are matched within their own range.
+  std::vector<Char> piece(c.begin() + static_cast<std::ptrdiff_t>(from), c.begin() + static_cast<std::ptrdiff_t>(to));
+  for (size_t i = 0; i < piece.size();) {
+    const size_t len = match_at(piece, i, piece.size());
+    out.emplace_back(piece[i].begin, piece[i + len - 1].end);
+    i += len;
+  }
 }
 
 }  // namespace
 
-// A compiled expression (JIT-compiled where PCRE2 supports it), shared by copies of a PreTokenizer.
-class Regex {
- public:
-  static Result<std::shared_ptr<const Regex>> compile(const char* pattern) {
-    int error = 0;
-    PCRE2_SIZE at = 0;
-    const std::string expression = with_white_space_property(pattern);
-    pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(expression.data()), expression.size(), PCRE2_UTF | PCRE2_UCP,
-                                     &error, &at, nullptr);
-    if (!code) {
-      PCRE2_UCHAR message[256];
-      pcre2_get_error_message(error, message, sizeof(message));
-      return Status(Code::kInternal, std::string("pre-tokenizer expression does not compile: ") +
-                                         reinterpret_cast<const char*>(message));
-    }
-    (void)pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // without JIT support the interpreter runs it
-    return std::shared_ptr<const Regex>(new Regex(code));
+std::vector<std::pair<size_t, size_t>> pre_tokenize(std::string_view text, const PreTokenizerOptions& options) {
+  const std::vector<Char> c = decode(text);
+  std::vector<std::pair<size_t, size_t>> out;
+  if (!options.isolate_digits) {
+    split(c, 0, c.size(), out);
+    return out;
   }
-  ~Regex() { pcre2_code_free(code_); }
-  Regex(const Regex&) = delete;
-  Regex& operator=(const Regex&) = delete;
-
-  // The first match in subject[from, size): its [begin, end), or begin == npos for none.
-  Result<std::pair<size_t, size_t>> find(std::string_view subject, size_t from) const {
-    // One match block per thread, for every expression: only the whole match is read.
-    thread_local std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> data(pcre2_match_data_create(1, nullptr),
-                                                                                           &pcre2_match_data_free);
-    if (!data) return Status(Code::kOutOfMemory, "pre-tokenizer: no memory for a match");
-    const int rc = pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(subject.data()), subject.size(), from, PCRE2_NO_UTF_CHECK,
-                               data.get(), nullptr);
-    if (rc == PCRE2_ERROR_NOMATCH) return std::pair<size_t, size_t>{std::string_view::npos, 0};
-    if (rc < 0) {
-      PCRE2_UCHAR message[256];
-      pcre2_get_error_message(rc, message, sizeof(message));
-      return Status(Code::kInternal, std::string("pre-tokenizer: ") + reinterpret_cast<const char*>(message));
-    }
-    const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(data.get());
-    return std::pair<size_t, size_t>{ovector[0], ovector[1]};
+  size_t from = 0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (c[i].cls != CharClass::kNumber) continue;
+    if (from < i) split(c, from, i, out);
+    out.emplace_back(c[i].begin, c[i].end);
+    from = i + 1;
   }
-
- private:
-  explicit Regex(pcre2_code* code) : code_(code) {}
-  pcre2_code* code_;
-};
-
-Result<PreTokenizer> PreTokenizer::create(std::string_view name) {
-  std::string known;
-  for (const Spec& spec : specs()) {
-    known += std::string(known.empty() ? "" : ", ") + spec.name;
-    if (name != spec.name) continue;
-    PreTokenizer p;
-    p.name_ = spec.name;
-    p.ignore_merges_ = spec.ignore_merges;
-    for (const char* expression : spec.expressions) {
-      POCK_ASSIGN_OR_RETURN(std::shared_ptr<const Regex> regex, Regex::compile(expression));
-      p.steps_.push_back(std::move(regex));
-    }
-    return p;
-  }
-  return Status(Code::kUnsupportedOp, "pre-tokenizer '" + std::string(name) + "' is not supported (supported: " + known + ")");
-}
-
-Status PreTokenizer::split(std::string_view text, std::vector<std::pair<size_t, size_t>>& pieces) const {
-  const size_t first = pieces.size();
-  if (!text.empty()) pieces.emplace_back(0, text.size());
-  std::vector<std::pair<size_t, size_t>> next;
-  for (const std::shared_ptr<const Regex>& step : steps_) {
-    next.clear();
-    for (size_t p = first; p < pieces.size(); ++p) {
-      // Each piece is matched on its own: a lookahead sees no further than the piece.
-      const auto [begin, end] = pieces[p];
-      const std::string_view piece = text.substr(begin, end - begin);
-      size_t at = 0;
-      while (at < piece.size()) {
-        POCK_ASSIGN_OR_RETURN(const auto match, step->find(piece, at));
-        if (match.first == std::string_view::npos) break;
-        // None of the expressions matches the empty string (it would never advance).
-        if (match.second == match.first) return Status(Code::kInternal, "pre-tokenizer '" + name_ + "' matched nothing");
-        if (match.first > at) next.emplace_back(begin + at, begin + match.first);  // the text between matches
-        next.emplace_back(begin + match.first, begin + match.second);
-        at = match.second;
-      }
-      if (at < piece.size()) next.emplace_back(begin + at, end);
-    }
-    pieces.resize(first);
-    pieces.insert(pieces.end(), next.begin(), next.end());
-  }
-  return Status::ok();
+  if (from < c.size()) split(c, from, c.size(), out);
+  return out;
 }
 
 }  // namespace pock::text

@@ -1,39 +1,21 @@
-// Pre-tokenization: the split of text into the words BPE merges within, named by the GGUF key
-// tokenizer.ggml.pre. Each split is a list of regular expressions applied in turn: every piece
-// the previous one left is cut into its matches and the text between them (Hugging Face's
-// "Isolated" split, llama.cpp's regex_exprs). The expressions are the reference tokenizers' own,
-// run by PCRE2 in Unicode mode (\p{L}, \p{N}, \s and lookahead as the references mean them).
+// Splits text into the words BPE merges within, as the GPT-2 regex does:
+//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+// (the first alternative that matches at each position, each as long as it goes), optionally
+// after isolating every \p{N} code point ("smollm", llama.cpp's name for SmolLM's split, the
+// Digits(individual_digits) step of its Hugging Face tokenizer). Bytes that are not valid UTF-8
+// count as one "other" character each and stay as they are.
 #pragma once
-#include <memory>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
-
-#include "pock/status.hpp"
 
 namespace pock::text {
 
-class Regex;
-
-class PreTokenizer {
- public:
-  // "smollm", "gpt-2" (or "gpt2"), "llama-bpe" (or "llama3", "llama-v3") and "default";
-  // another name is an error that lists these.
-  static Result<PreTokenizer> create(std::string_view name);
-
-  // Appends the byte ranges [begin, end) of the pieces of `text` (valid UTF-8), in order,
-  // covering all of it.
-  Status split(std::string_view text, std::vector<std::pair<size_t, size_t>>& pieces) const;
-
-  const std::string& name() const { return name_; }
-  // LLaMA-3's BPE takes a word that is a vocabulary token as it is, without merging.
-  bool ignore_merges() const { return ignore_merges_; }
-
- private:
-  std::string name_;
-  std::vector<std::shared_ptr<const Regex>> steps_;
-  bool ignore_merges_ = false;
+struct PreTokenizerOptions {
+  bool isolate_digits = false;
 };
+
+// Byte ranges [begin, end) of `text`, in order, covering all of it.
+std::vector<std::pair<size_t, size_t>> pre_tokenize(std::string_view text, const PreTokenizerOptions& options);
 
 }  // namespace pock::text
