@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kernels/params/sequence.hpp"
+#include "ir/splitmix64.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
@@ -158,18 +159,11 @@ Status dropout(const KernelCall& c) {
   return Status::ok();
 }
 
-// splitmix64's finalizer (Steele, Lea, Flood 2014): a bijective 64-bit mix.
-uint64_t mix64(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 // The dropout mask is a pure function of (seed, step, element index) so that the forward pass,
 // its recomputation and every backend agree without carrying RNG state. The contract, which every
 // backend reproduces bit for bit:
-//   bits = mix64(mix64(mix64(seed) ^ step) ^ index)
+//   bits = splitmix64(splitmix64(splitmix64(seed) ^ step) ^ index)
 //   keep = (bits >> 40) >= uint32(ratio * 2^24)        (24 uniform bits against an integer threshold)
 // and mask = keep ? 1 : 0, y = x * mask / (1 - ratio).
 Status dropout_train(const KernelCall& c, const params::SequenceParams& p) {
@@ -178,12 +172,12 @@ Status dropout_train(const KernelCall& c, const params::SequenceParams& p) {
   const uint64_t step = static_cast<uint64_t>(*c.in_data<int64_t>(1));
   const uint64_t threshold = static_cast<uint64_t>(ratio * 16777216.0);
   const double scale = 1.0 / (1.0 - ratio);
-  const uint64_t stream = mix64(mix64(seed) ^ step);
+  const uint64_t stream = splitmix64(splitmix64(seed) ^ step);
   const float* x = c.in_data<float>(0);
   float* y = c.out_data<float>(0);
   uint8_t* mask = c.out_data<uint8_t>(1);
   for (int64_t i = 0, n = numel(c.in(0)); i < n; ++i) {
-    const bool keep = (mix64(stream ^ static_cast<uint64_t>(i)) >> 40) >= threshold;
+    const bool keep = (splitmix64(stream ^ static_cast<uint64_t>(i)) >> 40) >= threshold;
     mask[i] = keep ? 1 : 0;
     y[i] = static_cast<float>(x[i] * (keep ? scale : 0.0));  // x * mask * scale: a NaN stays NaN
   }

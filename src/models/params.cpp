@@ -1,4 +1,5 @@
 #include "models/params.hpp"
+#include "ir/splitmix64.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,13 +7,6 @@
 
 namespace pock::models {
 namespace {
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 // FNV-1a: a stable hash of the parameter name (std::hash may differ between standard libraries).
 uint64_t fnv1a(const std::string& s) {
@@ -23,7 +17,7 @@ uint64_t fnv1a(const std::string& s) {
 
 // Uniform in [0, 1) from the counter-based splitmix64 stream of `key`.
 double uniform01(uint64_t key, uint64_t counter) {
-  return static_cast<double>(splitmix64(key + counter * 0x9E3779B97F4A7C15ull) >> 11) * 0x1.0p-53;
+  return unit_interval(splitmix64(key + counter * kSplitmixGamma));
 }
 
 int64_t count(const Shape& shape) {

@@ -1,4 +1,5 @@
 #include "pock/generate.hpp"
+#include "ir/splitmix64.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -9,15 +10,8 @@ namespace pock {
 
 TokenSampler::TokenSampler(const SamplingOptions& options) : options_(options), state_(options.seed) {}
 
-// splitmix64: a fixed generator, so that a seed gives the same text everywhere (the standard
-// library's distributions differ between implementations).
-double TokenSampler::uniform() {
-  uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  return static_cast<double>(z >> 11) * 0x1.0p-53;
-}
+// splitmix64, so that a seed gives the same text everywhere.
+double TokenSampler::uniform() { return unit_interval(splitmix64_next(state_)); }
 
 Result<int64_t> TokenSampler::next(const float* logits, int64_t vocab) {
   if (vocab < 1) return Status(Code::kInvalidArgument, "sampling: an empty row of logits");
@@ -81,14 +75,15 @@ Result<std::vector<int64_t>> generate_with_cache(Engine& engine, const std::vect
   POCK_RETURN_IF_ERROR(check_prompt(prompt, options, vocab));
   int64_t capacity = INT64_MAX;
   if (auto cache = engine.info("model.layers.0.self_attn.key_cache"); cache.is_ok() && cache->rank == 4) capacity = cache->dims[2];
-  std::vector<int64_t> tokens = prompt, ids(static_cast<size_t>(batch), options.pad_token);
+  std::vector<int64_t> tokens = prompt, ids(static_cast<size_t>(batch), options.pad_token), at(1, 0);
   std::vector<float> logits(static_cast<size_t>(batch * vocab));
   TokenSampler sampler(options);
   const int64_t end = static_cast<int64_t>(prompt.size()) + options.max_new_tokens;
   for (int64_t position = 0; position + 1 < end && position < capacity; ++position) {
     ids[0] = tokens[static_cast<size_t>(position)];
     POCK_RETURN_IF_ERROR(engine.set_input("decode.input_ids", ids));
-    POCK_RETURN_IF_ERROR(engine.set_input("decode.position", std::vector<int64_t>{position}));
+    at[0] = position;
+    POCK_RETURN_IF_ERROR(engine.set_input("decode.position", at));
     POCK_RETURN_IF_ERROR(engine.run("decode"));
     if (position + 1 < static_cast<int64_t>(tokens.size())) continue;  // still reading the prompt
     POCK_RETURN_IF_ERROR(engine.get_output("decode.logits", logits.data(), logits.size() * sizeof(float)));

@@ -1,4 +1,5 @@
 #include "tools/batches.hpp"
+#include "ir/splitmix64.hpp"
 
 #include <cstring>
 #include <numeric>
@@ -12,13 +13,6 @@ std::string names_of(const NpzFile& data) {
   return s.empty() ? "(none)" : s;
 }
 
-// splitmix64: a tiny, well-mixed generator; the shuffle is reproducible from the seed alone.
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 }  // namespace
 
@@ -83,7 +77,7 @@ void BatchFeeder::order_for_epoch(int64_t epoch) {
   if (!shuffle_) return;
   uint64_t state = seed_ ^ (0x632be59bd9b4e019ull * static_cast<uint64_t>(epoch + 1));
   for (int64_t i = num_samples_ - 1; i > 0; --i) {
-    const int64_t j = static_cast<int64_t>(splitmix64(state) % static_cast<uint64_t>(i + 1));
+    const int64_t j = static_cast<int64_t>(splitmix64_next(state) % static_cast<uint64_t>(i + 1));
     std::swap(order_[i], order_[j]);
   }
 }

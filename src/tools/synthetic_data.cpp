@@ -1,23 +1,17 @@
 #include "tools/synthetic_data.hpp"
+#include "ir/splitmix64.hpp"
 
 #include <cstring>
 
 namespace pock::tools {
 namespace {
 
-// splitmix64: cheap, and the same values on every platform.
-uint64_t next(uint64_t* state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
-float unit_value(uint64_t* state) { return static_cast<float>(next(state) >> 40) / static_cast<float>(1 << 23) - 1.0f; }
+float unit_value(uint64_t* state) { return static_cast<float>(splitmix64_next(*state) >> 40) / static_cast<float>(1 << 23) - 1.0f; }
 
 // f16 / bf16 bit patterns of small values in [-1, 1): exponent below the bias, random mantissa.
 uint16_t half_bits(uint64_t* state, bool bfloat) {
-  const uint64_t r = next(state);
+  const uint64_t r = splitmix64_next(*state);
   const uint16_t sign = static_cast<uint16_t>((r & 1) << 15);
   if (bfloat) return static_cast<uint16_t>(sign | (0x3E00 + ((r >> 8) & 0x00FF)));  // about 0.125 .. 0.5
   return static_cast<uint16_t>(sign | (0x3400 + ((r >> 8) & 0x03FF)));              // about 0.25 .. 0.5

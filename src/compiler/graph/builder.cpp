@@ -2,6 +2,7 @@
 // documented op name and attributes (docs/ops.md) and goes through Graph::add_node, so shape
 // inference and validation stay in the op schemas.
 #include "pock/compiler/builder.hpp"
+#include "ir/splitmix64.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -9,18 +10,9 @@
 namespace pock {
 namespace {
 
-// splitmix64: a tiny counter-based generator with the same output everywhere (std::
-// distributions differ between standard libraries, which would change initial weights).
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 // Uniform in [0, 1) from the top 53 bits of the hash of (seed, index).
 double uniform01(uint64_t seed, uint64_t index) {
-  return static_cast<double>(splitmix64(splitmix64(seed) ^ index) >> 11) * 0x1.0p-53;
+  return unit_interval(splitmix64(splitmix64(seed) ^ index));
 }
 
 bool valid_shape(const Shape& shape) {

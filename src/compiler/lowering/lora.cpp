@@ -1,4 +1,5 @@
 #include "compiler/lowering/lora.hpp"
+#include "ir/splitmix64.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -16,20 +17,13 @@ double Recipe::Lora::scaling() const {
 
 namespace {
 
-uint64_t mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 // Uniform in [-bound, bound) from a stream keyed by (seed, name): the same values on every platform.
 std::vector<float> uniform_values(uint64_t seed, const std::string& name, int64_t count, double bound) {
-  uint64_t key = mix(seed);
-  for (unsigned char c : name) key = mix(key ^ c);
+  uint64_t key = splitmix64(seed);
+  for (unsigned char c : name) key = splitmix64(key ^ c);
   std::vector<float> v(static_cast<size_t>(count));
   for (size_t i = 0; i < v.size(); ++i) {
-    const double u = static_cast<double>(mix(key + i) >> 11) * 0x1.0p-53;
+    const double u = unit_interval(splitmix64(key + i));
     v[i] = static_cast<float>((2.0 * u - 1.0) * bound);
   }
   return v;
