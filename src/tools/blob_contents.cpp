@@ -41,6 +41,10 @@ Result<BlobContents> read_blob_contents(const std::string& path) {
   MappedFile file;
   BlobView view;
   POCK_RETURN_IF_ERROR(map_blob(path, VerifyOptions{}, &file, &view));
+  return blob_contents_of(view);
+}
+
+Result<BlobContents> blob_contents_of(const BlobView& view) {
   BlobContents out;
   POCK_ASSIGN_OR_RETURN(out.spec, read_program_spec(view));
   out.metadata = checked_metadata(out.spec.metadata, &out.metadata_problems);

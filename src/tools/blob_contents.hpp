@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "blob/program_spec.hpp"
+#include "blob/reader.hpp"
 #include "pock/compiler/ir.hpp"
 #include "pock/status.hpp"
 
@@ -25,6 +26,8 @@ struct BlobContents {
 };
 
 Result<BlobContents> read_blob_contents(const std::string& path);
+// The same from a verified blob in memory (an open engine's: EngineCore::blob()).
+Result<BlobContents> blob_contents_of(const BlobView& view);
 
 // "forward", "loss", "backward", "optimizer" (Phase::kUpdate: the optimizer's updates).
 const char* phase_name(Phase phase);

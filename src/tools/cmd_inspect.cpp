@@ -1,7 +1,6 @@
 // pockc inspect: what a blob holds and what running it costs, without running it.
 #include <cstdio>
 
-#include "runtime/engine_core.hpp"
 #include "tools/open_engine.hpp"
 #include "tools/commands.hpp"
 #include "tools/inspect_report.hpp"
@@ -12,22 +11,6 @@ namespace pock::tools {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-// Binds every op as an engine on this machine would (the caller's --backend first, as the
-// runtime ranks it); a blob that cannot open here is still inspected, with the reason.
-Binding bind_here(const std::string& path, const ParsedArgs& args) {
-  EngineOptions options;
-  options.backend = args.get("--backend");
-  options.backend_plugins = args.all("--backend-plugin");
-  options.rollback_on_failure = false;  // nothing runs: no snapshot buffer needed
-  auto core = EngineCore::open_file(path, options);
-  if (!core.is_ok()) return Binding{{}, core.status().message()};
-  Binding binding{core.value()->op_backends(), {}, static_cast<int64_t>(core.value()->workspace_bytes())};
-  for (const BackendEntry& e : core.value()->backend_entries()) {
-    binding.backends.push_back({e.name, e.library, e.status.is_ok() ? "" : e.status.message()});
-  }
-  return binding;
-}
 
 std::string counts_text(const Json& counts) {
   std::string s;
@@ -146,7 +129,7 @@ void print_ops(const Json& r) {
 Status run_inspect(const ParsedArgs& args) {
   const std::string& path = args.positionals[0];
   POCK_ASSIGN_OR_RETURN(BlobContents blob, read_blob_contents(path));
-  const Json report = inspect_report(path, blob, bind_here(path, args));
+  const Json report = inspect_report(path, blob, bind_blob(path, args.get("--backend"), args.all("--backend-plugin")));
   if (args.has("--json")) {
     std::printf("%s\n", report.dump(1).c_str());
     return Status::ok();

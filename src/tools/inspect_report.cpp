@@ -3,6 +3,7 @@
 #include <map>
 
 #include "runtime/backend_set.hpp"
+#include "runtime/engine_core.hpp"
 #include "tools/op_flops.hpp"
 #include "tools/quantized_weights_report.hpp"
 
@@ -111,6 +112,30 @@ Json backends_report(const BlobContents& blob, const Binding& binding) {
 }
 
 }  // namespace
+
+Binding binding_of(const EngineCore& engine) {
+  Binding binding;
+  binding.op_backends = engine.op_backends();
+  binding.workspace_bytes = static_cast<int64_t>(engine.workspace_bytes());
+  for (const BackendEntry& e : engine.backend_entries()) {
+    binding.backends.push_back({e.name, e.library, e.status.is_ok() ? "" : e.status.message()});
+  }
+  return binding;
+}
+
+Binding bind_blob(const std::string& path, const std::string& backend, const std::vector<std::string>& plugins) {
+  EngineOptions options;
+  options.backend = backend;
+  options.backend_plugins = plugins;
+  options.rollback_on_failure = false;  // nothing runs: no snapshot buffer needed
+  auto core = EngineCore::open_file(path, options);
+  if (!core.is_ok()) {
+    Binding unbound;
+    unbound.error = core.status().message();
+    return unbound;
+  }
+  return binding_of(*core.value());
+}
 
 nlohmann::ordered_json inspect_report(const std::string& path, const BlobContents& blob, const Binding& binding) {
   const ProgramSpec& spec = blob.spec;

@@ -9,6 +9,10 @@
 
 #include "tools/blob_contents.hpp"
 
+namespace pock {
+class EngineCore;
+}
+
 namespace pock::tools {
 
 // The runtime's binding on this machine: a backend name per op, or why the engine did not open.
@@ -21,6 +25,12 @@ struct Binding {
   };
   std::vector<Loaded> backends;  // built-ins, then each plugin asked for
 };
+
+// How an engine opened from `path` with `backend` and `plugins` binds the blob on this machine;
+// a blob that cannot open here gives the reason in `error`.
+Binding bind_blob(const std::string& path, const std::string& backend, const std::vector<std::string>& plugins);
+// How `engine` bound its blob.
+Binding binding_of(const EngineCore& engine);
 
 nlohmann::ordered_json inspect_report(const std::string& path, const BlobContents& blob, const Binding& binding);
 
