@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages that PockEngine builds, tests and demos with.
+# Installs the Debian 12 packages that PockEngine builds, tests and demos with, and the one PyPI
+# package Debian 12 lacks (nanobind, for the Python package pockengine).
 # The one list of build dependencies: the Makefile and .ci/run both call this script.
-# A machine that already has every package does no apt work at all.
-#   scripts/install-deps.sh           install what is missing (as root), or print the apt-get line
-#   scripts/install-deps.sh --list    print the package list
+# A machine that already has every package does no apt or pip work at all.
+#   scripts/install-deps.sh           install what is missing (as root), or print the lines to run
+#   scripts/install-deps.sh --list    print the package lists (Debian's, then PyPI's)
 set -euo pipefail
 
 PACKAGES=(
@@ -17,6 +18,8 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler libzip-dev libbenchmark-dev
   # PyTorch parity tests (run under /usr/bin/python3) and the demo's data
   python3-torch python3-torchvision python3-onnx python3-numpy dataset-fashion-mnist
+  # the Python package pockengine (python/): headers of /usr/bin/python3, which it is built for
+  python3-dev
   # aarch64 cross build whose NEON tests run under emulation (scripts/test-aarch64.sh); the
   # Hexagon DSP program (clang-14 --target=hexagon, ld.lld), which qemu-user's qemu-hexagon runs
   g++-aarch64-linux-gnu qemu-user clang-14 lld-14
@@ -24,10 +27,42 @@ PACKAGES=(
   libclang-rt-14-dev
 )
 
+# From PyPI, for /usr/bin/python3 (the Python the build finds: it has numpy and torch), with
+# --break-system-packages since Debian marks its Python externally managed; pip puts them in
+# /usr/local/lib/python3*/dist-packages, apart from Debian's own. Without them the build skips
+# the Python package and says why (python/CMakeLists.txt).
+PIP_PACKAGES=(nanobind==2.15.0)
+SYSTEM_PYTHON=/usr/bin/python3
+
 if [[ "${1:-}" == "--list" ]]; then
-  printf '%s\n' "${PACKAGES[@]}"
+  printf '%s\n' "${PACKAGES[@]}" "${PIP_PACKAGES[@]}"
   exit 0
 fi
+
+# pip's part, once the Debian packages (python3-pip among them) are in. Best effort: the Python
+# package is optional, so a failed download warns and the build goes on without it.
+install_pip_packages() {
+  local missing_pip=() spec
+  for spec in "${PIP_PACKAGES[@]}"; do
+    # Installed at the pinned version: pip's metadata says so without importing anything.
+    if ! "$SYSTEM_PYTHON" -c "import importlib.metadata as m, sys; sys.exit(m.version('${spec%%==*}') != '${spec#*==}')" \
+        2>/dev/null; then
+      missing_pip+=("$spec")
+    fi
+  done
+  [[ ${#missing_pip[@]} -eq 0 ]] && return 0
+  local pip_line="$SYSTEM_PYTHON -m pip install --break-system-packages --no-warn-script-location ${missing_pip[*]}"
+  if [[ "$(id -u)" -ne 0 ]]; then
+    echo "The Python package pockengine needs ${missing_pip[*]} from PyPI; the build skips it until then:" >&2
+    echo "  sudo $pip_line" >&2
+    return 0
+  fi
+  echo "installing from PyPI for $SYSTEM_PYTHON: ${missing_pip[*]}"
+  # shellcheck disable=SC2086  # the line is a list of words
+  if ! $pip_line -q --disable-pip-version-check --root-user-action=ignore; then
+    echo "warning: could not install ${missing_pip[*]}: the build will skip the Python package" >&2
+  fi
+}
 
 missing=()
 for package in "${PACKAGES[@]}"; do
@@ -38,6 +73,7 @@ for package in "${PACKAGES[@]}"; do
 done
 
 if [[ ${#missing[@]} -eq 0 ]]; then
+  [[ -x "$SYSTEM_PYTHON" ]] && install_pip_packages
   exit 0
 fi
 
@@ -53,3 +89,4 @@ echo "installing missing packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_pip_packages

@@ -127,10 +127,31 @@ def export_torch(module, example_inputs, *, input_names=None, output_names=None,
         with warnings.catch_warnings():  # the exporter's notes on training-mode export, not errors
             warnings.simplefilter("ignore")
             torch.onnx.export(module, example_inputs, buffer, **kwargs)
+        moved = {k: state[k] for k, v in module.state_dict().items() if not torch.equal(v, state[k])}
     finally:
         module.load_state_dict(state)  # tracing ran the forward: BatchNorm statistics moved
         module.train(was_training)
-    return buffer.getvalue()
+    return _with_initializers(buffer.getvalue(), moved)
+
+
+def _with_initializers(onnx_bytes, values):
+    """The ONNX model with these initializers set back to `values` (tensors by name): a
+    training-mode trace ran BatchNorm once on the example inputs and the export wrote the running
+    statistics as that step left them."""
+    if not values:
+        return onnx_bytes
+    try:
+        import onnx
+        from onnx import numpy_helper
+    except ImportError:
+        warnings.warn(f"pockengine: {len(values)} BatchNorm statistics in the export moved by one step on the example "
+                      "inputs; install onnx to keep them as in the module", stacklevel=3)
+        return onnx_bytes
+    model = onnx.load_from_string(onnx_bytes)
+    for init in model.graph.initializer:
+        if init.name in values:
+            init.CopyFrom(numpy_helper.from_array(values[init.name].detach().cpu().numpy(), init.name))
+    return model.SerializeToString()
 
 
 def compile(model, recipe=None, *, output=None, input_shapes=None, dims=None, example_inputs=None,

@@ -57,6 +57,14 @@ class TorchModuleTest(unittest.TestCase):
         self.assertTrue(self.model.training)
         engine = blob.open(threads=1)
         self.assertEqual(list(engine.inputs()), ["image", "label"])  # the forward's argument name
+        # Before any step, inference (BatchNorm on its running statistics) is the module's in eval
+        # mode: the export's trace moved the statistics, and compile put them back.
+        x = data(9)[0]
+        self.model.eval()
+        with torch.no_grad():
+            want = self.model(x).numpy()
+        self.model.train()
+        self.assertLess(rel(engine.infer(image=x.numpy())["output"], want), 1e-5)
         self.assertEqual(sorted(engine.trainable_parameter_names), sorted(trainable_params))
 
         params = [p for n, p in self.model.named_parameters() if n in trainable_params]
