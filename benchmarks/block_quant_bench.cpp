@@ -1,5 +1,6 @@
-// LinearQ / LinearQInputGrad (frozen block-quantized weights, cpu backend) next to f32 Linear /
-// LinearInputGrad on the same decoded weights, in one run: SmolLM2-135M's layer shapes at the
+// LinearQ / LinearQInputGrad (frozen block-quantized weights, cpu backend; exact, and with
+// compute "int8": AVX-512 VNNI integer products) next to f32 Linear / LinearInputGrad on the same
+// decoded weights, in one run: SmolLM2-135M's layer shapes at the
 // training batch (batch 4 x seq 128 = 512 rows) and at a decode step (1 row).
 //   ninja -C build block_quant_bench && build/block_quant_bench --benchmark_min_time=0.3
 // Each case is one op compiled into a blob and run through an engine bound to the cpu backend, so
@@ -26,7 +27,7 @@ struct OneOp {
 };
 
 // y = op(x, w) with w [n, k] frozen: f32 values (Linear, LinearInputGrad) or their Q4_1 blocks.
-OneOp build(const std::string& op, int64_t m, int64_t n, int64_t k) {
+OneOp build(const std::string& op, int64_t m, int64_t n, int64_t k, bool int8) {
   std::mt19937 gen(1);
   std::uniform_real_distribution<float> dist(-0.1f, 0.1f);
   std::vector<float> w(static_cast<size_t>(n * k));
@@ -43,6 +44,7 @@ OneOp build(const std::string& op, int64_t m, int64_t n, int64_t k) {
     const int64_t row_bytes = static_cast<int64_t>(blocks.size()) / n;
     weight = g.add_constant("w", DType::kU8, {n, row_bytes}, std::move(blocks));
     attrs = Attrs{{"format", std::string("q4_1")}, {"in_features", k}};
+    if (int8) attrs.set("compute", std::string("int8"));
   } else {
     weight = g.add_parameter_f32("w", {n, k}, w);
   }
@@ -59,9 +61,9 @@ OneOp build(const std::string& op, int64_t m, int64_t n, int64_t k) {
   return o;
 }
 
-void run(benchmark::State& state, const std::string& op) {
+void run(benchmark::State& state, const std::string& op, bool int8 = false) {
   const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
-  OneOp o = build(op, m, n, k);
+  OneOp o = build(op, m, n, k, int8);
   for (auto _ : state) {
     if (!o.engine->infer().is_ok()) state.SkipWithError("infer failed");
   }
@@ -83,10 +85,14 @@ void Linear(benchmark::State& s) { run(s, "Linear"); }
 void LinearQ(benchmark::State& s) { run(s, "LinearQ"); }
 void LinearInputGrad(benchmark::State& s) { run(s, "LinearInputGrad"); }
 void LinearQInputGrad(benchmark::State& s) { run(s, "LinearQInputGrad"); }
+void LinearQInt8(benchmark::State& s) { run(s, "LinearQ", true); }
+void LinearQInputGradInt8(benchmark::State& s) { run(s, "LinearQInputGrad", true); }
 BENCHMARK(Linear)->Apply(shapes);
 BENCHMARK(LinearQ)->Apply(shapes);
+BENCHMARK(LinearQInt8)->Apply(shapes);
 BENCHMARK(LinearInputGrad)->Apply(shapes);
 BENCHMARK(LinearQInputGrad)->Apply(shapes);
+BENCHMARK(LinearQInputGradInt8)->Apply(shapes);
 
 }  // namespace
 

@@ -7,15 +7,20 @@
 //   and dotted with every row of x while it is in L1, so nothing but the blocks streams from
 //   memory. LinearQInputGrad does the same over column chunks, each thread owning a chunk of dx.
 // Both read the weight rows as stored: no transposed copy for the input gradient.
+// With compute "int8" (recipe frozen_matmul) both run on integer dot products instead
+// (block_int8_gemm.hpp) where the CPU has AVX-512 VNNI, and on ref elsewhere.
 // GatherQ runs on ref (a copy of decoded rows). Without OpenBLAS every op here runs on ref.
 #include "kernels/cpu/cpu_families.hpp"
 
 #ifdef POCK_HAVE_OPENBLAS
 #include <algorithm>
 #include <new>
+#include <string>
+#include <string_view>
 
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/block_decode.hpp"
+#include "kernels/cpu/block_int8_gemm.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/simd.hpp"
 #include "kernels/cpu/thread_pool.hpp"
@@ -35,6 +40,7 @@ struct Plan {
   int64_t panel_rows = 0;    // weight rows decoded per sgemm
   KernelScope* scope = nullptr;
   pthreadpool_t pool = nullptr;
+  std::shared_ptr<Int8Pack> pack;  // compute int8: the weight for integer products, shared by every op over it
   int64_t k() const { return p.in_features; }
   const uint8_t* row(const uint8_t* w, int64_t j) const { return w + j * p.row_bytes; }
   // `len` values of row j from value `from` (both multiples of the block size) into `out`.
@@ -43,6 +49,21 @@ struct Plan {
     decode_blocks_fast(p.format, row(w, j) + from / b.values * b.bytes, len / b.values, out);
   }
 };
+
+// Scratch floats for `values` quantized activations: the int8 values (64-byte rounded), then s, t.
+size_t int8_scratch_floats(size_t values) { return (values + 63) / 64 * 16 + 2 * (values / 32); }
+
+struct Int8Rows {
+  int8_t* a;
+  float* s;
+  float* t;
+};
+
+Int8Rows int8_rows(const Plan& plan, size_t values) {
+  auto* base = reinterpret_cast<float*>(plan.scope->scratch());
+  float* s = base + (values + 63) / 64 * 16;
+  return {reinterpret_cast<int8_t*>(base), s, s + values / 32};
+}
 
 // acc[r] += sum_p w[p] x[r * ldx + p] for r < rows.
 POCK_SIMD_CLONES void dot_rows(const float* w, const float* x, int64_t len, int64_t rows, int64_t ldx, float* acc) {
@@ -79,7 +100,30 @@ bool accepts(const pock_op_desc& op) {
   if (!is_f32(x) || w.dtype != POCK_U8 || w.rank != 2 || x.rank < 1) return false;
   params::BlockQuantParams p;
   if (!params::parse(op, &p).is_ok()) return false;
+  if (p.int8 && !int8_gemm_supported()) return false;
   return fits_blas_int(dims_product(x, 0, x.rank - 1)) && fits_blas_int(w.dims[0]) && fits_blas_int(p.in_features);
+}
+
+// The shared pack of the weight (built by the first op over it) and scratch for the quantized
+// activations: a [m, len] int8, then s and t [m, len / 32] f32.
+Status prepare_int8(const pock_op_desc& op, Plan* plan) {
+  const bool input_grad = std::string_view(op.op) == "LinearQInputGrad";
+  const int64_t len = input_grad ? plan->n : plan->k();
+  const std::string key = std::string(input_grad ? "int8 columns " : "int8 rows ") +
+                          std::to_string(reinterpret_cast<uintptr_t>(op.inputs[1].data)) + " " +
+                          block_format_name(plan->p.format) + " " + std::to_string(plan->n) + "x" + std::to_string(plan->k());
+  if (!op.inputs[1].data) return Status(Code::kInvalidArgument, std::string(op.op) + " '" + op.name + "': compute int8 needs a constant weight");
+  plan->pack = std::static_pointer_cast<Int8Pack>(plan->scope->find_shared(key));
+  if (!plan->pack) {
+    const auto* w = static_cast<const uint8_t*>(op.inputs[1].data);
+    plan->pack = input_grad ? pack_weight_columns(plan->p.format, w, plan->n, plan->k(), plan->p.row_bytes, plan->pool)
+                            : pack_weight_rows(plan->p.format, w, plan->n, plan->k(), plan->p.row_bytes, plan->pool);
+    if (!plan->pack || !plan->scope->put_shared(key, plan->pack)) {
+      return Status(Code::kOutOfMemory, std::string(op.op) + " '" + op.name + "': no memory for the int8 weight");
+    }
+  }
+  const size_t values = static_cast<size_t>(plan->m * len);
+  return plan->scope->reserve_scratch(int8_scratch_floats(values) * sizeof(float), "int8 activations");
 }
 
 Status prepare(const pock_op_desc& op, KernelScope& scope, void** state) {
@@ -93,6 +137,14 @@ Status prepare(const pock_op_desc& op, KernelScope& scope, void** state) {
   plan->n = op.inputs[1].dims[0];
   plan->scope = &scope;
   plan->pool = thread_pool_for(op.num_threads);
+  if (plan->p.int8) {
+    if (Status s = prepare_int8(op, plan); !s.is_ok()) {
+      delete plan;
+      return s;
+    }
+    *state = plan;
+    return Status::ok();
+  }
   if (plan->m > kSmallRows) {
     const int64_t fit = static_cast<int64_t>(kPanelBytes / sizeof(float)) / std::max<int64_t>(1, plan->k());
     plan->panel_rows = std::max<int64_t>(16, std::min(plan->n, fit / 16 * 16));
@@ -118,6 +170,12 @@ Status linear_q(const KernelCall& c) {
   const float* bias = c.has_input(2) ? c.in_data<float>(2) : nullptr;
   float* y = c.out_data<float>(0);
   if (m == 0 || n == 0) return Status::ok();
+  if (plan.pack) {
+    const Int8Rows q = int8_rows(plan, static_cast<size_t>(m * k));
+    quantize_rows(x, m, k, q.a, q.s, q.t, plan.pool);
+    int8_gemm(*plan.pack, q.a, q.s, q.t, m, bias, y, n, plan.pool);
+    return Status::ok();
+  }
   if (m <= kSmallRows) {
     parallel_for(plan.pool, static_cast<size_t>(n), balanced_tile(plan.pool, static_cast<size_t>(n), 16), [&](size_t b, size_t e) {
       alignas(64) float buf[kChunk];
@@ -156,6 +214,12 @@ Status linear_q_input_grad(const KernelCall& c) {
   const uint8_t* w = c.in_data<uint8_t>(1);
   float* dx = c.out_data<float>(0);
   if (m == 0) return Status::ok();
+  if (plan.pack) {
+    const Int8Rows q = int8_rows(plan, static_cast<size_t>(m * n));
+    quantize_rows(dy, m, n, q.a, q.s, q.t, plan.pool);
+    int8_gemm(*plan.pack, q.a, q.s, q.t, m, nullptr, dx, k, plan.pool);
+    return Status::ok();
+  }
   if (m <= kSmallRows || n == 0) {
     const size_t chunks = static_cast<size_t>((k + kChunk - 1) / kChunk);
     parallel_for(plan.pool, chunks, 1, [&](size_t b, size_t e) {

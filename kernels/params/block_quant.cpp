@@ -16,6 +16,10 @@ Status parse(const pock_op_desc& op, BlockQuantParams* out) {
   out->row_bytes = block_row_bytes(out->format, out->in_features);
   if (format && out->row_bytes < 0) r.invalid("in_features", "is not a positive multiple of the format's block size");
   out->row_blocks = out->row_bytes > 0 ? out->in_features / block_layout(out->format).values : 0;
+  const std::string_view compute = r.text("compute", "f32");
+  out->int8 = compute == "int8";
+  if (!out->int8 && compute != "f32") r.invalid("compute", "is '" + std::string(compute) + "', not f32 or int8");
+  if (out->int8 && format && !has_int8_view(*format)) r.invalid("compute", "int8 needs q8_0, q4_0 or q4_1 blocks");
   return r.status();
 }
 

@@ -1,5 +1,12 @@
 // Reference kernels of the block_quant family: each weight row decoded with the shared block
 // decoder (ir/block_format.hpp), then the f32 math with double accumulation, as ref's Linear.
+// With compute "int8" they define the integer arithmetic every backend's int8 path follows:
+//   LinearQ: each row of x is quantized per 32-value block b (kernels/int8_rows.h: a[r, b, :],
+//     scale s[r, b]); each weight block is d q + m (block_int8_view);
+//     y[r, j] = bias[j] + sum_b s[r, b] (d[j, b] sum_i a q + m[j, b] sum_i a).
+//   LinearQInputGrad: dy's rows are quantized per 32 values of N, and so is each column of the
+//     decoded weight over the same 32 rows (qt[p, c, :], scale st[p, c]);
+//     dx[r, p] = sum_c s[r, c] st[p, c] sum_i a[r, c, i] qt[p, c, i].
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -7,6 +14,7 @@
 #include <new>
 #include <vector>
 
+#include "kernels/int8_rows.h"
 #include "kernels/params/block_quant.hpp"
 #include "kernels/ref/ref_util.hpp"
 
@@ -18,6 +26,10 @@ struct DecodedRow {
   params::BlockQuantParams p;
   std::vector<float> row;
   std::vector<double> acc;  // LinearQInputGrad: dx summed in double
+  // compute int8: the quantized activations (or output gradient) and their block scales, one
+  // weight row's integers and block parameters (LinearQ), or 32 decoded rows (the input gradient).
+  std::vector<int8_t> a, q;
+  std::vector<float> a_scale, d, m, rows32;
 };
 
 Status prepare(const pock_op_desc& op, void** state) {
@@ -25,7 +37,18 @@ Status prepare(const pock_op_desc& op, void** state) {
   if (!s) return Status(Code::kOutOfMemory, std::string(op.op) + " '" + op.name + "': no memory for its state");
   POCK_RETURN_IF_ERROR(params::parse(op, &s->p));
   s->row.resize(static_cast<size_t>(s->p.in_features));
-  if (std::string_view(op.op) == "LinearQInputGrad") s->acc.resize(static_cast<size_t>(numel(op.outputs[0])));
+  const bool input_grad = std::string_view(op.op) == "LinearQInputGrad";
+  if (input_grad) s->acc.resize(static_cast<size_t>(numel(op.outputs[0])));
+  if (s->p.int8) {
+    const size_t a_values = static_cast<size_t>(numel(op.inputs[0]));
+    s->a.resize(a_values);
+    s->a_scale.resize(a_values / 32);
+    const size_t k = static_cast<size_t>(s->p.in_features);
+    s->q.resize(k);
+    s->d.resize(k / 32);
+    s->m.resize(k / 32);
+    if (input_grad) s->rows32.resize(32 * k);
+  }
   *state = s.release();
   return Status::ok();
 }
@@ -47,7 +70,11 @@ int64_t leading_rows(const pock_tensor_desc& t) {
 }
 
 // y[r, j] = sum_p x[r, p] w[j, p] + bias[j]
+Status linear_q_int8(const KernelCall& c);
+Status linear_q_input_grad_int8(const KernelCall& c);
+
 Status linear_q(const KernelCall& c) {
+  if (static_cast<const DecodedRow*>(c.state)->p.int8) return linear_q_int8(c);
   const int64_t k = static_cast<const DecodedRow*>(c.state)->p.in_features;
   const int64_t n = c.in(1).dims[0];
   const int64_t rows = leading_rows(c.in(0));
@@ -67,6 +94,7 @@ Status linear_q(const KernelCall& c) {
 
 // dx[r, p] = sum_j dy[r, j] w[j, p], summed in double over j.
 Status linear_q_input_grad(const KernelCall& c) {
+  if (static_cast<const DecodedRow*>(c.state)->p.int8) return linear_q_input_grad_int8(c);
   const int64_t k = static_cast<const DecodedRow*>(c.state)->p.in_features;
   const int64_t n = c.in(1).dims[0];
   const int64_t rows = leading_rows(c.in(0));
@@ -82,6 +110,71 @@ Status linear_q_input_grad(const KernelCall& c) {
     }
   }
   for (size_t i = 0; i < acc.size(); ++i) dx[i] = static_cast<float>(acc[i]);
+  return Status::ok();
+}
+
+// Rows of `v` ([rows, len], len a multiple of 32) quantized per 32-value block into the state.
+void quantize_blocks(DecodedRow* s, const float* v, int64_t rows, int64_t len) {
+  for (int64_t i = 0; i < rows * len / 32; ++i) s->a_scale[static_cast<size_t>(i)] = pock_quantize_row_i8(v + 32 * i, 32, s->a.data() + 32 * i);
+}
+
+Status linear_q_int8(const KernelCall& c) {
+  auto* s = static_cast<DecodedRow*>(c.state);
+  const int64_t k = s->p.in_features, blocks = k / 32;
+  const int64_t n = c.in(1).dims[0];
+  const int64_t rows = leading_rows(c.in(0));
+  const int64_t block_bytes = block_layout(s->p.format).bytes;
+  const float* bias = c.has_input(2) ? c.in_data<float>(2) : nullptr;
+  float* y = c.out_data<float>(0);
+  quantize_blocks(s, c.in_data<float>(0), rows, k);
+  for (int64_t j = 0; j < n; ++j) {
+    const uint8_t* row = c.in_data<uint8_t>(1) + j * s->p.row_bytes;
+    for (int64_t b = 0; b < blocks; ++b) block_int8_view(s->p.format, row + b * block_bytes, s->q.data() + 32 * b, &s->d[b], &s->m[b]);
+    for (int64_t r = 0; r < rows; ++r) {
+      double acc = bias ? static_cast<double>(bias[j]) : 0.0;
+      for (int64_t b = 0; b < blocks; ++b) {
+        const int8_t* a = s->a.data() + r * k + 32 * b;
+        const int8_t* q = s->q.data() + 32 * b;
+        int32_t dot = 0, sum = 0;
+        for (int i = 0; i < 32; ++i) {
+          dot += int32_t{a[i]} * int32_t{q[i]};
+          sum += a[i];
+        }
+        acc += static_cast<double>(s->a_scale[static_cast<size_t>(r * blocks + b)]) *
+               (static_cast<double>(s->d[b]) * dot + static_cast<double>(s->m[b]) * sum);
+      }
+      y[r * n + j] = static_cast<float>(acc);
+    }
+  }
+  return Status::ok();
+}
+
+Status linear_q_input_grad_int8(const KernelCall& c) {
+  auto* s = static_cast<DecodedRow*>(c.state);
+  const int64_t k = s->p.in_features;
+  const int64_t n = c.in(1).dims[0], chunks = n / 32;
+  const int64_t rows = leading_rows(c.in(0));
+  quantize_blocks(s, c.in_data<float>(0), rows, n);
+  std::fill(s->acc.begin(), s->acc.end(), 0.0);
+  float column[32];
+  int8_t qt[32];
+  for (int64_t ch = 0; ch < chunks; ++ch) {
+    for (int64_t i = 0; i < 32; ++i) {
+      decode_blocks(s->p.format, c.in_data<uint8_t>(1) + (32 * ch + i) * s->p.row_bytes, s->p.row_blocks, s->rows32.data() + i * k);
+    }
+    for (int64_t p = 0; p < k; ++p) {
+      for (int64_t i = 0; i < 32; ++i) column[i] = s->rows32[static_cast<size_t>(i * k + p)];
+      const double st = pock_quantize_row_i8(column, 32, qt);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int8_t* a = s->a.data() + r * n + 32 * ch;
+        int32_t dot = 0;
+        for (int i = 0; i < 32; ++i) dot += int32_t{a[i]} * int32_t{qt[i]};
+        s->acc[static_cast<size_t>(r * k + p)] += static_cast<double>(s->a_scale[static_cast<size_t>(r * chunks + ch)]) * st * dot;
+      }
+    }
+  }
+  float* dx = c.out_data<float>(0);
+  for (size_t i = 0; i < s->acc.size(); ++i) dx[i] = static_cast<float>(s->acc[i]);
   return Status::ok();
 }
 

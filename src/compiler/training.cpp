@@ -147,6 +147,7 @@ Status build_training_functions(TrainingProgram& program, const Recipe& recipe, 
   int8.enabled = recipe.frozen_weights == "int8";
   int8.mutated = folding.mutated;
   if (recipe.frozen_weights == "source" || recipe.frozen_weights == "q8_0") int8.blocks.mode = recipe.frozen_weights;
+  int8.blocks.int8_compute = recipe.frozen_matmul == "int8";
   POCK_RETURN_IF_ERROR(int8.apply(g, program.function("infer")));
   POCK_RETURN_IF_ERROR(int8.apply(g, &fn));
   for (GraphFunction& f : g.mutable_functions()) {  // the model's own (decode), over the same weights

@@ -126,4 +126,28 @@ void decode_blocks(BlockFormat format, const uint8_t* src, int64_t blocks, float
   }
 }
 
+bool has_int8_view(BlockFormat format) {
+  return format == BlockFormat::kQ8_0 || format == BlockFormat::kQ4_0 || format == BlockFormat::kQ4_1;
+}
+
+void block_int8_view(BlockFormat format, const uint8_t* src, int8_t q[32], float* d, float* m) {
+  *d = load_half(src);
+  *m = 0.0f;
+  if (format == BlockFormat::kQ8_0) {
+    for (int i = 0; i < 32; ++i) q[i] = static_cast<int8_t>(src[2 + i]);
+    return;
+  }
+  const uint8_t* nibbles = src + 2;
+  if (format == BlockFormat::kQ4_1) {
+    *m = load_half(src + 2);
+    nibbles = src + 4;
+  } else {
+    *m = -8.0f * *d;
+  }
+  for (int i = 0; i < 16; ++i) {
+    q[i] = static_cast<int8_t>(nibbles[i] & 0x0f);
+    q[i + 16] = static_cast<int8_t>(nibbles[i] >> 4);
+  }
+}
+
 }  // namespace pock

@@ -33,4 +33,10 @@ int64_t block_row_bytes(BlockFormat format, int64_t cols);
 // `blocks` consecutive blocks from `src` into blocks * values-per-block floats at `out`.
 void decode_blocks(BlockFormat format, const uint8_t* src, int64_t blocks, float* out);
 
+// The integer form of a 32-value block, for int8 dot products (recipe frozen_matmul "int8"):
+// value i = d q[i] + m with small integers q (q8_0: -128..127 and m = 0; q4_0: 0..15 and
+// m = -8 d; q4_1: 0..15). Defined for q8_0, q4_0 and q4_1 only.
+bool has_int8_view(BlockFormat format);
+void block_int8_view(BlockFormat format, const uint8_t* src, int8_t q[32], float* d, float* m);
+
 }  // namespace pock

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "frontend/gguf/ggml_types.hpp"
@@ -236,6 +237,140 @@ TEST_CASE("cpu LinearQ decodes subnormal, smallest normal, largest and negative 
     }
     for (const int64_t m : {int64_t{2}, int64_t{20}}) {
       check_against_ref("cpu", {"LinearQ", {input({m, k}, ++seed), u8s({n, row_bytes(f, k)}, blocks)}, attrs_of(f, k)});
+    }
+  }
+}
+#endif
+
+namespace {
+
+Attrs int8_attrs(const Format& f, int64_t k) {
+  Attrs a = attrs_of(f, k);
+  a.set("compute", std::string("int8"));
+  return a;
+}
+
+// max |v| / 127 over each run of 32 values of `v` taken with stride `stride` from `start`.
+double block_step(const std::vector<float>& v, size_t start, size_t stride) {
+  double amax = 0.0;
+  for (size_t i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(static_cast<double>(v[start + i * stride])));
+  return amax / 127.0;
+}
+
+// The first outputs of `op` (compute int8) and of `exact_op` over the decoded weight, both on ref.
+std::pair<std::vector<float>, std::vector<float>> int8_and_exact(const std::string& op, std::vector<HostTensor> int8_inputs,
+                                                                 const Attrs& attrs, const std::string& exact_op,
+                                                                 std::vector<HostTensor> exact_inputs) {
+  auto q = run_op(op, int8_inputs, attrs, {}, "ref");
+  auto exact = run_op(exact_op, exact_inputs, {}, {}, "ref");
+  INFO(q.status().message());
+  REQUIRE(q.is_ok());
+  REQUIRE(exact.is_ok());
+  return {(*q)[0].f32(), (*exact)[0].f32()};
+}
+
+}  // namespace
+
+// The int8 arithmetic (compute "int8") is checked against the exact product, not against itself:
+// rounding each activation to its block's step s = max|x| / 127 moves it by at most s / 2, so
+// |y_int8 - y| <= sum_p |w[j, p]| s(p) / 2 (plus float rounding), and a difference must exist.
+TEST_CASE("LinearQ int8 (ref) is the exact product within the activations' rounding", "[ops][block_quant]") {
+  for (const Format& f : {kFormats[0], kFormats[1], kFormats[2]}) {
+    const int64_t m = 6, n = 11, k = 96;
+    INFO(f.name);
+    const std::vector<uint8_t> blocks = random_blocks(f, n, k, 21);
+    const std::vector<float> w = decoded(f, blocks, n * k);
+    const std::vector<float> x = random_floats(static_cast<size_t>(m * k), 22), bias = random_floats(n, 23);
+    const auto [got, want] = int8_and_exact(
+        "LinearQ", {HostTensor::f32({m, k}, x), HostTensor::make(DType::kU8, {n, row_bytes(f, k)}, blocks), HostTensor::f32({n}, bias)},
+        int8_attrs(f, k), "Linear", {HostTensor::f32({m, k}, x), HostTensor::f32({n, k}, w), HostTensor::f32({n}, bias)});
+    double largest = 0.0;
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t j = 0; j < n; ++j) {
+        double bound = 1e-5;
+        for (int64_t b = 0; b < k / 32; ++b) {
+          const double step = block_step(x, static_cast<size_t>(r * k + 32 * b), 1);
+          for (int64_t i = 0; i < 32; ++i) bound += std::fabs(w[static_cast<size_t>(j * k + 32 * b + i)]) * step / 2;
+        }
+        const double diff = std::fabs(got[static_cast<size_t>(r * n + j)] - want[static_cast<size_t>(r * n + j)]);
+        CHECK(diff <= bound);
+        largest = std::max(largest, diff);
+      }
+    }
+    CHECK(largest > 0.0);
+  }
+}
+
+// The input gradient rounds dy per 32 of its values and each weight column per the same 32 rows:
+// |dx_int8 - dx| <= sum_n (|dy| e_w + |w| e_dy + e_dy e_w), e = half a step.
+TEST_CASE("LinearQInputGrad int8 (ref) is dy times the weight within both roundings", "[ops][block_quant]") {
+  for (const Format& f : {kFormats[0], kFormats[1], kFormats[2]}) {
+    const int64_t m = 5, n = 64, k = 64;
+    INFO(f.name);
+    const std::vector<uint8_t> blocks = random_blocks(f, n, k, 24);
+    const std::vector<float> w = decoded(f, blocks, n * k);
+    const std::vector<float> dy = random_floats(static_cast<size_t>(m * n), 25);
+    const auto [got, want] = int8_and_exact("LinearQInputGrad",
+                                            {HostTensor::f32({m, n}, dy), HostTensor::make(DType::kU8, {n, row_bytes(f, k)}, blocks)},
+                                            int8_attrs(f, k), "LinearInputGrad", {HostTensor::f32({m, n}, dy), HostTensor::f32({n, k}, w)});
+    double largest = 0.0;
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t p = 0; p < k; ++p) {
+        double bound = 1e-5;
+        for (int64_t c = 0; c < n / 32; ++c) {
+          const double e_dy = block_step(dy, static_cast<size_t>(r * n + 32 * c), 1) / 2;
+          const double e_w = block_step(w, static_cast<size_t>(32 * c * k + p), static_cast<size_t>(k)) / 2;
+          for (int64_t i = 0; i < 32; ++i) {
+            const int64_t row = 32 * c + i;
+            bound += std::fabs(dy[static_cast<size_t>(r * n + row)]) * e_w + std::fabs(w[static_cast<size_t>(row * k + p)]) * e_dy +
+                     e_dy * e_w;
+          }
+        }
+        const double diff = std::fabs(got[static_cast<size_t>(r * k + p)] - want[static_cast<size_t>(r * k + p)]);
+        CHECK(diff <= bound);
+        largest = std::max(largest, diff);
+      }
+    }
+    CHECK(largest > 0.0);
+  }
+}
+
+TEST_CASE("compute int8 is refused for K-quants, unknown values and a dy not in 32-value blocks", "[ops][block_quant]") {
+  const TensorType x{DType::kF32, {2, 256}};
+  std::vector<TensorType> outs;
+  const TensorType wk{DType::kU8, {3, 144}};
+  CHECK_THAT(infer_types("LinearQ", "node", {&x, &wk}, int8_attrs(kFormats[3], 256), &outs).message(), Catch::Contains("int8"));
+  Attrs odd = attrs_of(kFormats[0], 256);
+  odd.set("compute", std::string("fp8"));
+  const TensorType w8{DType::kU8, {3, 272}};
+  CHECK_THAT(infer_types("LinearQ", "node", {&x, &w8}, odd, &outs).message(), Catch::Contains("compute"));
+  CHECK(infer_types("LinearQ", "node", {&x, &w8}, int8_attrs(kFormats[0], 256), &outs).is_ok());
+  const TensorType dy{DType::kF32, {2, 3}};
+  CHECK_THAT(infer_types("LinearQInputGrad", "node", {&dy, &w8}, int8_attrs(kFormats[0], 256), &outs).message(),
+             Catch::Contains("multiple of 32"));
+}
+
+#ifdef POCK_HAVE_OPENBLAS
+// AVX-512 VNNI where the CPU has it (row tiles of 8 and their remainders, partial column groups,
+// shared packs); ref elsewhere, which the binding check states.
+TEST_CASE("cpu int8 LinearQ and LinearQInputGrad match ref", "[ops][cpu][block_quant]") {
+  struct Shape3 {
+    int64_t m, n, k;
+  };
+  uint32_t seed = 400;
+  for (const Format& f : {kFormats[0], kFormats[1], kFormats[2]}) {
+    for (const Shape3 s : {Shape3{1, 40, 64}, Shape3{7, 32, 576}, Shape3{8, 96, 32}, Shape3{13, 64, 128}, Shape3{67, 160, 96}}) {
+      INFO(f.name << " M=" << s.m << " N=" << s.n << " K=" << s.k);
+      const Operand w = frozen_u8s({s.n, row_bytes(f, s.k)}, random_blocks(f, s.n, s.k, ++seed));
+      const Attrs a = int8_attrs(f, s.k);
+      const std::string want = BoundCase::open({"LinearQ", {input({s.m, s.k}, 1), w}, a}, "cpu").backend_of("LinearQ");
+      INFO("bound to " << want);
+#if defined(__x86_64__) && defined(__GNUC__)
+      if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw")) CHECK(want == "cpu");
+#endif
+      check_against_ref("cpu", {"LinearQ", {input({s.m, s.k}, ++seed), w, input({s.n}, ++seed)}, a}, want);
+      check_against_ref("cpu", {"LinearQ", {input({s.m, s.k}, ++seed), w}, a}, want);
+      if (s.n % 32 == 0) check_against_ref("cpu", {"LinearQInputGrad", {input({s.m, s.n}, ++seed), w}, a}, want);
     }
   }
 }

@@ -110,6 +110,13 @@ inline Operand frozen(Shape shape, uint32_t seed) {
   return o;
 }
 
+// A constant of raw bytes (a block-quantized weight), bound at prepare as a frozen weight is.
+inline Operand frozen_u8s(Shape shape, std::vector<uint8_t> v) {
+  Operand o = u8s(std::move(shape), std::move(v));
+  o.frozen = true;
+  return o;
+}
+
 inline Operand omitted() {
   Operand o;
   o.omitted = true;
@@ -132,6 +139,8 @@ class BoundCase {
       const std::string name = "in" + std::to_string(i);
       if (in.omitted)
         ids.push_back(kNoTensor);
+      else if (in.frozen && in.dtype != DType::kF32)
+        ids.push_back(g.add_constant(name, in.dtype, in.shape, in.bytes));
       else if (in.frozen)
         ids.push_back(g.add_parameter_f32(name, in.shape, in.values));
       else

@@ -56,6 +56,10 @@ struct Recipe {
   // read block-quantized (GGUF Q8_0/Q4_x) stay in those blocks, run as LinearQ / GatherQ;
   // "q8_0": the same with every frozen f32 weight quantized to Q8_0. Trainable weights stay f32.
   std::string frozen_weights = "f32";
+  // How the weights frozen_weights keeps in blocks multiply: "f32" (exact against the decoded
+  // values) or "int8" (activations and output gradients quantized per 32-value block, integer
+  // dot products: llama.cpp's arithmetic, on AVX-512 VNNI; docs/recipe.md).
+  std::string frozen_matmul = "f32";
   // LoRA (docs/recipe.md): low-rank adapters added at compile time beside the targeted Linear
   // layers, y = W x + scaling * B A dropout(x), in every function (infer and decode too);
   // only the adapters train (plus what `trainable` adds). rank 0: off.

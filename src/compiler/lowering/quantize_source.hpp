@@ -9,7 +9,9 @@
 // blocks instead where they already are q8_0. One constant per weight, shared by every function
 // and by every node that reads the weight (a tied embedding and LM head store it once), so the
 // f32 original leaves the blob. The input gradient is LinearQInputGrad over the same rows
-// (autodiff/rules/block_quant.cpp). Trainable weights stay f32.
+// (autodiff/rules/block_quant.cpp). Trainable weights stay f32. With int8_compute, a LinearQ whose
+// blocks have an integer form (q8_0, q4_0, q4_1) gets attribute compute "int8", which its input
+// gradient inherits where the weight's rows are a multiple of 32.
 #pragma once
 #include <string>
 #include <unordered_map>
@@ -26,6 +28,7 @@ struct BlockWeights {
     std::string format;             // ir/block_format.hpp's name
   };
   std::string mode;  // "source" or "q8_0"
+  bool int8_compute = false;  // recipe frozen_matmul "int8": LinearQ over q8_0/q4_0/q4_1 gets compute "int8"
   std::unordered_map<TensorId, Blocks> by_weight;  // f32 weight -> its blocks (constant kNoTensor: stays f32)
 };
 

@@ -21,6 +21,11 @@ Result<int64_t> check_block_rows(const InferContext& ctx, size_t i) {
     return ctx.error("in_features " + std::to_string(in_features) + " is not a positive multiple of the " +
                      std::to_string(block_layout(*format).values) + "-value blocks of " + std::string(name));
   }
+  const std::string_view compute = ctx.attrs->get_string("compute", "f32");
+  if (compute != "f32" && compute != "int8") return ctx.error("attribute 'compute' is '" + std::string(compute) + "', not f32 or int8");
+  if (compute == "int8" && !has_int8_view(*format)) {
+    return ctx.error("compute int8 needs q8_0, q4_0 or q4_1 blocks, not " + std::string(name));
+  }
   const TensorType& w = ctx.in(i);
   if (w.dtype != DType::kU8 || w.shape.size() != 2 || w.shape[1] != row_bytes) {
     return ctx.shape_error("the weight must be u8 [N, " + std::to_string(row_bytes) + "] (" + std::to_string(in_features) +
@@ -60,6 +65,10 @@ Status linear_q_input_grad(InferContext& ctx) {
   if (dy.back() != ctx.in(1).shape[0]) {
     return ctx.shape_error("dy " + shape_str(dy) + " does not have the weight's " + std::to_string(ctx.in(1).shape[0]) + " outputs");
   }
+  if (ctx.attrs->get_string("compute", "f32") == "int8" && dy.back() % 32 != 0) {
+    return ctx.shape_error("compute int8 quantizes dy in 32-value blocks: its " + std::to_string(dy.back()) +
+                           " outputs are not a multiple of 32");
+  }
   Shape out = dy;
   out.back() = k;
   ctx.outputs = {TensorType{DType::kF32, out}};
@@ -88,9 +97,11 @@ void register_block_quant_schemas(SchemaRegistry& r) {
   using schema::add;
   add(r, "LinearQ", 2, 3, 1, 1, linear_q,
       "x [..., K] f32, w u8 [N, row_bytes] (rows of `format` blocks, K = in_features), bias [N]?: "
-      "y = x dequant(w)^T + bias; frozen block-quantized weights (recipe frozen_weights source)");
+      "y = x dequant(w)^T + bias; frozen block-quantized weights (recipe frozen_weights source); "
+      "compute int8: x quantized per 32-value block, integer products with the blocks (recipe frozen_matmul)");
   add(r, "LinearQInputGrad", 2, 2, 1, 1, linear_q_input_grad,
-      "(dy [..., N], w u8 [N, row_bytes]) -> dy dequant(w) [..., K], read from the same rows as LinearQ");
+      "(dy [..., N], w u8 [N, row_bytes]) -> dy dequant(w) [..., K], read from the same rows as LinearQ; "
+      "compute int8: dy and the weight's columns quantized per 32 values of N");
   add(r, "GatherQ", 2, 2, 1, 1, gather_q,
       "table u8 [V, row_bytes] of `format` blocks, indices [...] -> the decoded rows [..., in_features] f32");
 }

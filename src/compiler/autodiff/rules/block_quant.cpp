@@ -13,7 +13,12 @@ Status frozen(GradContext& c, const char* what) {
 // copy of the weight); the bias trains as Linear's.
 Status linear_q_grad(GradContext& c) {
   if (c.needs(1)) return frozen(c, "the weight");
-  if (c.needs(0)) c.set_dx(0, c.emit1("LinearQInputGrad", {c.dy(0), c.x(1)}, c.attrs()));
+  if (c.needs(0)) {
+    Attrs attrs = c.attrs();
+    // compute int8 quantizes dy per 32 of the weight's rows; other row counts stay exact.
+    if (attrs.get_string("compute", "f32") == "int8" && c.desc(c.x(1)).shape[0] % 32 != 0) attrs.set("compute", std::string("f32"));
+    c.set_dx(0, c.emit1("LinearQInputGrad", {c.dy(0), c.x(1)}, attrs));
+  }
   if (c.needs(2)) {
     const Shape shape = c.desc(c.x(2)).shape;  // a copy: emitting nodes grows the tensor table
     c.set_dx(2, c.sum_to_shape(c.dy(0), shape));

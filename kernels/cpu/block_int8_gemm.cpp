@@ -1,0 +1,263 @@
+#include "kernels/cpu/block_int8_gemm.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include "kernels/int8_rows.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define POCK_INT8_X86 1
+#define POCK_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq")))
+#endif
+
+namespace pock::cpu {
+namespace {
+
+constexpr int64_t kRowTile = 8;  // rows of a per micro-kernel call: 8 int32 + 8 f32 accumulators
+
+std::shared_ptr<Int8Pack> new_pack(int64_t cols, int64_t blocks, bool nibbles) {
+  auto pack = std::shared_ptr<Int8Pack>(new (std::nothrow) Int8Pack);
+  if (!pack) return nullptr;
+  pack->cols = cols;
+  pack->blocks = blocks;
+  pack->nibbles = nibbles;
+  const size_t bytes = static_cast<size_t>(pack->groups() * blocks * pack->block_bytes());
+  if (!pack->data.allocate(bytes, "int8 weight pack").is_ok()) return nullptr;
+  std::memset(pack->data.data(), 0, bytes);  // padding columns: u = d = m = 0
+  return pack;
+}
+
+// Column c's integers u[32] and value = d u + m, into block `b` of its group.
+void put_column(Int8Pack& pack, int64_t c, int64_t b, const uint8_t* u, float d, float m) {
+  uint8_t* block = pack.data.data() + ((c / 16) * pack.blocks + b) * pack.block_bytes();
+  const int64_t cc = c % 16;
+  if (pack.nibbles) {  // vector j: values 4j..4j+3 in the low nibbles, 16+4j.. in the high ones
+    for (int j = 0; j < 4; ++j) {
+      for (int t = 0; t < 4; ++t) block[j * 64 + cc * 4 + t] = static_cast<uint8_t>(u[4 * j + t] | (u[16 + 4 * j + t] << 4));
+    }
+  } else {
+    for (int j = 0; j < 8; ++j) std::memcpy(block + j * 64 + cc * 4, u + 4 * j, 4);
+  }
+  float* scales = reinterpret_cast<float*>(block + pack.int_bytes());
+  scales[cc] = d;
+  scales[16 + cc] = m;
+}
+
+#ifdef POCK_INT8_X86
+
+// dot[r] += u . (the 4 bytes of row r of `a` at `offset`, broadcast), for r < R.
+template <int R>
+POCK_VNNI inline __attribute__((always_inline)) void add_products(__m512i* dot, __m512i u, const int8_t* a, int64_t lda,
+                                                                   int offset) {
+  for (int r = 0; r < R; ++r) {
+    int32_t four;
+    std::memcpy(&four, a + r * lda + offset, 4);
+    dot[r] = _mm512_dpbusd_epi32(dot[r], u, _mm512_set1_epi32(four));
+  }
+}
+
+// R rows of a (stride lda) against one group of 16 columns: y[r, 0..15] (+)= the products.
+template <bool kNibbles, int R>
+POCK_VNNI void tile(const uint8_t* group, int64_t blocks, int64_t block_bytes, const int8_t* a, int64_t lda, const float* s,
+                    const float* t, int64_t lds, const float* bias, float* y, int64_t ldy, __mmask16 cols) {
+  __m512 acc[R];
+  const __m512 init = bias ? _mm512_maskz_loadu_ps(cols, bias) : _mm512_setzero_ps();
+  for (int r = 0; r < R; ++r) acc[r] = init;
+  const __m512i low = _mm512_set1_epi8(0x0f);
+  for (int64_t b = 0; b < blocks; ++b, group += block_bytes) {
+    __m512i dot[R];
+    for (int r = 0; r < R; ++r) dot[r] = _mm512_setzero_si512();
+    const int8_t* ab = a + b * 32;
+    if constexpr (kNibbles) {
+      for (int j = 0; j < 4; ++j) {
+        const __m512i v = _mm512_load_si512(group + j * 64);
+        add_products<R>(dot, _mm512_and_si512(v, low), ab, lda, 4 * j);
+        add_products<R>(dot, _mm512_and_si512(_mm512_srli_epi16(v, 4), low), ab, lda, 16 + 4 * j);
+      }
+    } else {
+      for (int j = 0; j < 8; ++j) add_products<R>(dot, _mm512_load_si512(group + j * 64), ab, lda, 4 * j);
+    }
+    const float* scales = reinterpret_cast<const float*>(group + (kNibbles ? 256 : 512));
+    const __m512 d = _mm512_load_ps(scales), m = _mm512_load_ps(scales + 16);
+    for (int r = 0; r < R; ++r) {
+      const __m512 ds = _mm512_mul_ps(d, _mm512_set1_ps(s[r * lds + b]));
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r]), ds, acc[r]);
+      acc[r] = _mm512_fmadd_ps(m, _mm512_set1_ps(t[r * lds + b]), acc[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + r * ldy, cols, acc[r]);
+}
+
+// pock_quantize_row_i8 over 32 values with the same IEEE operations, 16 lanes at a time, so that
+// the integers equal ref's: q = trunc(v * (127 / amax) +- 0.5) after clamping to +-127.
+POCK_VNNI void quantize_block(const float* x, int8_t* q, float* s, float* t) {
+  const __m512 v0 = _mm512_loadu_ps(x), v1 = _mm512_loadu_ps(x + 16);
+  const __m512 a0 = _mm512_abs_ps(v0), a1 = _mm512_abs_ps(v1);
+  const __m512 big = _mm512_set1_ps(3.402823466e38f);
+  const __mmask16 finite0 = _mm512_cmp_ps_mask(a0, big, _CMP_LE_OQ), finite1 = _mm512_cmp_ps_mask(a1, big, _CMP_LE_OQ);
+  const float amax = _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
+  if (finite0 != 0xffff || finite1 != 0xffff || amax == 0.0f) {
+    std::memset(q, 0, 32);
+    *s = (finite0 != 0xffff || finite1 != 0xffff) ? __builtin_nanf("") : 0.0f;
+    *t = *s;
+    return;
+  }
+  const __m512 inv = _mm512_set1_ps(127.0f / amax);
+  const __m512 hi = _mm512_set1_ps(127.0f), lo = _mm512_set1_ps(-127.0f), half = _mm512_set1_ps(0.5f);
+  __m512i sum = _mm512_setzero_si512();
+  for (int h = 0; h < 2; ++h) {
+    __m512 v = _mm512_mul_ps(h == 0 ? v0 : v1, inv);
+    v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+    const __mmask16 negative = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);
+    const __m512i up = _mm512_cvttps_epi32(_mm512_add_ps(v, half));
+    const __m512i down = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_cvttps_epi32(_mm512_sub_ps(half, v)));
+    const __m512i r = _mm512_mask_blend_epi32(negative, up, down);
+    sum = _mm512_add_epi32(sum, r);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16 * h), _mm512_cvtepi32_epi8(r));
+  }
+  *s = amax / 127.0f;
+  *t = *s * static_cast<float>(_mm512_reduce_add_epi32(sum));
+}
+
+template <bool kNibbles>
+void rows_of_group(const Int8Pack& pack, int64_t g, const int8_t* a, const float* s, const float* t, int64_t m,
+                   const float* bias, float* y, int64_t ldy) {
+  const int64_t k = pack.blocks * 32, blocks = pack.blocks;
+  const int64_t c0 = g * 16, width = std::min<int64_t>(16, pack.cols - c0);
+  const __mmask16 cols = static_cast<__mmask16>((1u << width) - 1u);
+  const uint8_t* group = pack.data.data() + g * blocks * pack.block_bytes();
+  const float* b16 = bias ? bias + c0 : nullptr;
+  int64_t r = 0;
+  for (; r + kRowTile <= m; r += kRowTile) {
+    tile<kNibbles, kRowTile>(group, blocks, pack.block_bytes(), a + r * k, k, s + r * blocks, t + r * blocks, blocks, b16,
+                             y + r * ldy + c0, ldy, cols);
+  }
+  auto rest = [&](auto rows) {
+    tile<kNibbles, decltype(rows)::value>(group, blocks, pack.block_bytes(), a + r * k, k, s + r * blocks, t + r * blocks,
+                                          blocks, b16, y + r * ldy + c0, ldy, cols);
+  };
+  switch (m - r) {
+    case 1: rest(std::integral_constant<int, 1>{}); break;
+    case 2: rest(std::integral_constant<int, 2>{}); break;
+    case 3: rest(std::integral_constant<int, 3>{}); break;
+    case 4: rest(std::integral_constant<int, 4>{}); break;
+    case 5: rest(std::integral_constant<int, 5>{}); break;
+    case 6: rest(std::integral_constant<int, 6>{}); break;
+    case 7: rest(std::integral_constant<int, 7>{}); break;
+    default: break;
+  }
+}
+
+#endif  // POCK_INT8_X86
+
+}  // namespace
+
+bool int8_gemm_supported() {
+#ifdef POCK_INT8_X86
+  static const bool supported = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512dq");
+  }();
+  return supported;
+#else
+  return false;
+#endif
+}
+
+std::shared_ptr<Int8Pack> pack_weight_rows(BlockFormat format, const uint8_t* w, int64_t n, int64_t k, int64_t row_bytes,
+                                           pthreadpool_t pool) {
+  const bool nibbles = format != BlockFormat::kQ8_0;
+  auto pack = new_pack(n, k / 32, nibbles);
+  if (!pack) return nullptr;
+  const int64_t block_bytes = block_layout(format).bytes;
+  parallel_for(pool, static_cast<size_t>(n), 64, [&](size_t begin, size_t end) {
+    int8_t q[32];
+    uint8_t u[32];
+    for (size_t j = begin; j < end; ++j) {
+      for (int64_t b = 0; b < k / 32; ++b) {
+        float d = 0.0f, m = 0.0f;
+        block_int8_view(format, w + static_cast<int64_t>(j) * row_bytes + b * block_bytes, q, &d, &m);
+        for (int i = 0; i < 32; ++i) u[i] = static_cast<uint8_t>(nibbles ? q[i] : q[i] + 128);
+        // q8: d q = d (q + 128) - 128 d, and 128 d is exact.
+        put_column(*pack, static_cast<int64_t>(j), b, u, d, nibbles ? m : m - 128.0f * d);
+      }
+    }
+  });
+  return pack;
+}
+
+std::shared_ptr<Int8Pack> pack_weight_columns(BlockFormat format, const uint8_t* w, int64_t n, int64_t k, int64_t row_bytes,
+                                              pthreadpool_t pool) {
+  auto pack = new_pack(k, n / 32, false);
+  if (!pack) return nullptr;
+  const int64_t row_blocks = k / block_layout(format).values;
+  std::atomic<bool> ok{true};
+  parallel_for(pool, static_cast<size_t>(n / 32), 1, [&](size_t begin, size_t end) {
+    std::vector<float> rows;
+    try {
+      rows.resize(static_cast<size_t>(32 * k));
+    } catch (const std::bad_alloc&) {
+      ok = false;
+      return;
+    }
+    float column[32];
+    int8_t q[32];
+    uint8_t u[32];
+    for (size_t ch = begin; ch < end; ++ch) {
+      for (int64_t i = 0; i < 32; ++i) {
+        decode_blocks(format, w + (static_cast<int64_t>(ch) * 32 + i) * row_bytes, row_blocks, rows.data() + i * k);
+      }
+      for (int64_t p = 0; p < k; ++p) {
+        for (int64_t i = 0; i < 32; ++i) column[i] = rows[static_cast<size_t>(i * k + p)];
+        const float scale = pock_quantize_row_i8(column, 32, q);
+        for (int i = 0; i < 32; ++i) u[i] = static_cast<uint8_t>(q[i] + 128);
+        put_column(*pack, p, static_cast<int64_t>(ch), u, scale, -128.0f * scale);
+      }
+    }
+  });
+  return ok.load() ? pack : nullptr;
+}
+
+void quantize_rows(const float* x, int64_t m, int64_t len, int8_t* a, float* s, float* t, pthreadpool_t pool) {
+  const int64_t blocks = len / 32;
+  parallel_for(pool, static_cast<size_t>(m * blocks), 256, [&](size_t begin, size_t end) {
+#ifdef POCK_INT8_X86
+    if (int8_gemm_supported()) {
+      for (size_t i = begin; i < end; ++i) quantize_block(x + i * 32, a + i * 32, s + i, t + i);
+      return;
+    }
+#endif
+    for (size_t i = begin; i < end; ++i) {
+      int8_t* q = a + i * 32;
+      s[i] = pock_quantize_row_i8(x + i * 32, 32, q);
+      int32_t sum = 0;
+      for (int v = 0; v < 32; ++v) sum += q[v];
+      t[i] = s[i] * static_cast<float>(sum);
+    }
+  });
+}
+
+void int8_gemm(const Int8Pack& pack, const int8_t* a, const float* s, const float* t, int64_t m, const float* bias, float* y,
+               int64_t ldy, pthreadpool_t pool) {
+#ifdef POCK_INT8_X86
+  const size_t groups = static_cast<size_t>(pack.groups());
+  parallel_for(pool, groups, balanced_tile(pool, groups, 1), [&](size_t begin, size_t end) {
+    for (size_t g = begin; g < end; ++g) {
+      if (pack.nibbles) {
+        rows_of_group<true>(pack, static_cast<int64_t>(g), a, s, t, m, bias, y, ldy);
+      } else {
+        rows_of_group<false>(pack, static_cast<int64_t>(g), a, s, t, m, bias, y, ldy);
+      }
+    }
+  });
+#else
+  (void)pack, (void)a, (void)s, (void)t, (void)m, (void)bias, (void)y, (void)ldy, (void)pool;
+#endif
+}
+
+}  // namespace pock::cpu
