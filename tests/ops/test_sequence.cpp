@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "ir/op_schema.hpp"
+#include "support/backend_compare.hpp"
 #include "support/infer_types.hpp"
 #include "support/op_runner.hpp"
 
@@ -263,4 +264,16 @@ TEST_CASE("DropoutTrain shape inference and errors", "[ops][sequence][errors]") 
   CHECK_FALSE(infer("DropoutTrain", {f32({3, 5}), TensorType{DType::kI64, {2}}}, {}).is_ok());
   CHECK_FALSE(infer("DropoutTrain", {f32({3, 5}), step}, {{"ratio", -0.1}}).is_ok());
   CHECK_FALSE(infer("DropoutTrain", {f32({3, 5}), step}, {{"ratio", 1.0}}).is_ok());
+}
+
+TEST_CASE("cpu Rope matches ref: both pair layouts, inverse, a position input", "[ops][cpu][sequence]") {
+  for (const int64_t interleaved : {int64_t{0}, int64_t{1}}) {
+    for (const int64_t inverse : {int64_t{0}, int64_t{1}}) {
+      const Attrs a{{"theta", 500.0}, {"interleaved", interleaved}, {"inverse", inverse}};
+      INFO("interleaved " << interleaved << " inverse " << inverse);
+      check_against_ref("cpu", {"Rope", {input({2, 3, 5, 8}, 1)}, a});
+      check_against_ref("cpu", {"Rope", {input({3, 17, 64}, 2), int64s({}, {7})}, a});
+      check_against_ref("cpu", {"Rope", {input({1, 2, 1, 64}, 3), int64s({1}, {1000})}, a});
+    }
+  }
 }
