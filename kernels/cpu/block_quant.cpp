@@ -14,6 +14,7 @@
 
 #ifdef POCK_HAVE_OPENBLAS
 #include <algorithm>
+#include <cmath>
 #include <new>
 #include <string>
 #include <string_view>
@@ -33,6 +34,7 @@ namespace {
 constexpr size_t kPanelBytes = size_t{512} << 10;  // decoded rows per sgemm: half of this core's L2
 constexpr int64_t kSmallRows = 8;                   // up to this M, the streaming path
 constexpr int64_t kChunk = 256;                     // values decoded at once on that path (whole blocks of every format)
+constexpr int64_t kHeadRows = 32;                   // LinearQCrossEntropy's rows at a time: 6 MB of logits for a 49k vocabulary
 
 struct Plan {
   params::BlockQuantParams p;
@@ -40,7 +42,8 @@ struct Plan {
   int64_t panel_rows = 0;    // weight rows decoded per sgemm
   KernelScope* scope = nullptr;
   pthreadpool_t pool = nullptr;
-  std::shared_ptr<Int8Pack> pack;  // compute int8: the weight for integer products, shared by every op over it
+  std::shared_ptr<Int8Pack> pack;     // compute int8: the weight for integer products, shared by every op over it
+  std::shared_ptr<Int8Pack> columns;  // LinearQCrossEntropy with a gradient: the pack for dx
   int64_t k() const { return p.in_features; }
   const uint8_t* row(const uint8_t* w, int64_t j) const { return w + j * p.row_bytes; }
   // `len` values of row j from value `from` (both multiples of the block size) into `out`.
@@ -59,8 +62,8 @@ struct Int8Rows {
   float* t;
 };
 
-Int8Rows int8_rows(const Plan& plan, size_t values) {
-  auto* base = reinterpret_cast<float*>(plan.scope->scratch());
+Int8Rows int8_rows(const Plan& plan, size_t values, size_t skip_floats = 0) {
+  auto* base = reinterpret_cast<float*>(plan.scope->scratch()) + skip_floats;
   float* s = base + (values + 63) / 64 * 16;
   return {reinterpret_cast<int8_t*>(base), s, s + values / 32};
 }
@@ -94,8 +97,8 @@ void decode_panel(const Plan& plan, const uint8_t* w, int64_t r0, int64_t r1, fl
   });
 }
 
-bool accepts(const pock_op_desc& op) {
-  if (op.num_inputs < 2 || op.num_outputs != 1) return false;
+// x f32 and a u8 weight of known blocks that the sgemm (or the int8 kernels) can take.
+bool accepts_operands(const pock_op_desc& op) {
   const pock_tensor_desc &x = op.inputs[0], &w = op.inputs[1];
   if (!is_f32(x) || w.dtype != POCK_U8 || w.rank != 2 || x.rank < 1) return false;
   params::BlockQuantParams p;
@@ -104,25 +107,41 @@ bool accepts(const pock_op_desc& op) {
   return fits_blas_int(dims_product(x, 0, x.rank - 1)) && fits_blas_int(w.dims[0]) && fits_blas_int(p.in_features);
 }
 
-// The shared pack of the weight (built by the first op over it) and scratch for the quantized
-// activations: a [m, len] int8, then s and t [m, len / 32] f32.
-Status prepare_int8(const pock_op_desc& op, Plan* plan) {
-  const bool input_grad = std::string_view(op.op) == "LinearQInputGrad";
-  const int64_t len = input_grad ? plan->n : plan->k();
-  const std::string key = std::string(input_grad ? "int8 columns " : "int8 rows ") +
-                          std::to_string(reinterpret_cast<uintptr_t>(op.inputs[1].data)) + " " +
-                          block_format_name(plan->p.format) + " " + std::to_string(plan->n) + "x" + std::to_string(plan->k());
+bool accepts(const pock_op_desc& op) { return op.num_inputs >= 2 && op.num_outputs == 1 && accepts_operands(op); }
+
+// The weight's pack for integer products (its rows for y = x Wᵀ, or its requantized columns for
+// dx = dy W), built by the first op over it and shared by every other.
+Status shared_pack(const pock_op_desc& op, const Plan& plan, bool columns, std::shared_ptr<Int8Pack>* out) {
   if (!op.inputs[1].data) return Status(Code::kInvalidArgument, std::string(op.op) + " '" + op.name + "': compute int8 needs a constant weight");
-  plan->pack = std::static_pointer_cast<Int8Pack>(plan->scope->find_shared(key));
-  if (!plan->pack) {
-    const auto* w = static_cast<const uint8_t*>(op.inputs[1].data);
-    plan->pack = input_grad ? pack_weight_columns(plan->p.format, w, plan->n, plan->k(), plan->p.row_bytes, plan->pool)
-                            : pack_weight_rows(plan->p.format, w, plan->n, plan->k(), plan->p.row_bytes, plan->pool);
-    if (!plan->pack || !plan->scope->put_shared(key, plan->pack)) {
-      return Status(Code::kOutOfMemory, std::string(op.op) + " '" + op.name + "': no memory for the int8 weight");
-    }
+  const std::string key = std::string(columns ? "int8 columns " : "int8 rows ") +
+                          std::to_string(reinterpret_cast<uintptr_t>(op.inputs[1].data)) + " " +
+                          block_format_name(plan.p.format) + " " + std::to_string(plan.n) + "x" + std::to_string(plan.k());
+  *out = std::static_pointer_cast<Int8Pack>(plan.scope->find_shared(key));
+  if (*out) return Status::ok();
+  const auto* w = static_cast<const uint8_t*>(op.inputs[1].data);
+  *out = columns ? pack_weight_columns(plan.p.format, w, plan.n, plan.k(), plan.p.row_bytes, plan.pool)
+                 : pack_weight_rows(plan.p.format, w, plan.n, plan.k(), plan.p.row_bytes, plan.pool);
+  if (!*out || !plan.scope->put_shared(key, *out)) {
+    return Status(Code::kOutOfMemory, std::string(op.op) + " '" + op.name + "': no memory for the int8 weight");
   }
-  const size_t values = static_cast<size_t>(plan->m * len);
+  return Status::ok();
+}
+
+// The pack and scratch for the quantized activations: a [m, len] int8, then s and t [m, len / 32].
+// LinearQCrossEntropy: both packs, and a chunk of logits before the int8 scratch.
+Status prepare_int8(const pock_op_desc& op, Plan* plan) {
+  const std::string_view name = op.op;
+  if (name == "LinearQCrossEntropy") {
+    POCK_RETURN_IF_ERROR(shared_pack(op, *plan, false, &plan->pack));
+    if (op.num_outputs > 1) POCK_RETURN_IF_ERROR(shared_pack(op, *plan, true, &plan->columns));
+    const size_t chunk = static_cast<size_t>(std::min(plan->m, kHeadRows));
+    const size_t values = chunk * static_cast<size_t>(std::max(plan->n, plan->k()));
+    return plan->scope->reserve_scratch((chunk * static_cast<size_t>(plan->n) + int8_scratch_floats(values)) * sizeof(float),
+                                        "LinearQCrossEntropy logits");
+  }
+  const bool input_grad = name == "LinearQInputGrad";
+  POCK_RETURN_IF_ERROR(shared_pack(op, *plan, input_grad, &plan->pack));
+  const size_t values = static_cast<size_t>(plan->m * (input_grad ? plan->n : plan->k()));
   return plan->scope->reserve_scratch(int8_scratch_floats(values) * sizeof(float), "int8 activations");
 }
 
@@ -245,6 +264,82 @@ Status linear_q_input_grad(const KernelCall& c) {
   return Status::ok();
 }
 
+// Per row of logits z (n classes): its cross-entropy, and z replaced by the loss gradient
+// (softmax - (1 - e) onehot - e / n) * scale. Sums in f32 lanes; ref sums in double.
+POCK_SIMD_CLONES double cross_entropy_row(float* z, int64_t n, int64_t label, double eps, float scale) {
+  float mx = z[0];
+#pragma omp simd reduction(max : mx)
+  for (int64_t j = 0; j < n; ++j) mx = z[j] > mx ? z[j] : mx;
+  float sum = 0.0f, total = 0.0f;
+#pragma omp simd reduction(+ : sum, total)
+  for (int64_t j = 0; j < n; ++j) {
+    sum += simd::exp(z[j] - mx);
+    total += z[j];
+  }
+  const float lse = mx + std::log(sum);
+  const double loss = lse - (1.0 - eps) * z[label] - eps * static_cast<double>(total) / static_cast<double>(n);
+  const float floor = static_cast<float>(eps / static_cast<double>(n));
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) z[j] = (simd::exp(z[j] - lse) - floor) * scale;
+  z[label] -= static_cast<float>(1.0 - eps) * scale;
+  return loss;
+}
+
+// SoftmaxCrossEntropy(LinearQ(x, w), labels) and its x gradient (dloss = 1), kHeadRows rows at a
+// time: the logits of a chunk, their loss and gradient in place, then dx of the chunk.
+Status linear_q_cross_entropy(const KernelCall& c) {
+  const Plan& plan = *static_cast<const Plan*>(c.state);
+  const int64_t m = plan.m, n = plan.n, k = plan.k();
+  const int64_t* labels = c.in_data<int64_t>(2);
+  const int64_t ignore = plan.p.ignore_index;
+  int64_t counted = 0;
+  for (int64_t r = 0; r < m; ++r) {
+    if (labels[r] == ignore) continue;
+    if (labels[r] < 0 || labels[r] >= n) {
+      return c.error("label " + std::to_string(labels[r]) + " at position " + std::to_string(r) + " is outside [0, " +
+                     std::to_string(n) + ") and is not ignore_index");
+    }
+    ++counted;
+  }
+  const float* x = c.in_data<float>(0);
+  float* dx = plan.columns ? c.out_data<float>(1) : nullptr;
+  const size_t chunk_floats = static_cast<size_t>(std::min(m, kHeadRows) * n);
+  float* z = reinterpret_cast<float*>(plan.scope->scratch());
+  const Int8Rows q = int8_rows(plan, static_cast<size_t>(std::min(m, kHeadRows) * std::max(n, k)), chunk_floats);
+  const float scale = counted ? 1.0f / static_cast<float>(counted) : 0.0f;
+  double total = 0.0;
+  double row_loss[kHeadRows];
+  for (int64_t r0 = 0; r0 < m; r0 += kHeadRows) {
+    const int64_t rows = std::min(kHeadRows, m - r0);
+    quantize_rows(x + r0 * k, rows, k, q.a, q.s, q.t, plan.pool);
+    int8_gemm(*plan.pack, q.a, q.s, q.t, rows, nullptr, z, n, plan.pool);
+    parallel_for(plan.pool, static_cast<size_t>(rows), 1, [&](size_t b, size_t e) {
+      for (size_t r = b; r < e; ++r) {
+        float* zr = z + static_cast<int64_t>(r) * n;
+        const int64_t label = labels[r0 + static_cast<int64_t>(r)];
+        row_loss[r] = 0.0;
+        if (label == ignore) {
+          std::fill(zr, zr + n, 0.0f);
+        } else {
+          row_loss[r] = cross_entropy_row(zr, n, label, plan.p.label_smoothing, scale);
+        }
+      }
+    });
+    for (int64_t r = 0; r < rows; ++r) total += row_loss[r];
+    if (!dx) continue;
+    quantize_rows(z, rows, n, q.a, q.s, q.t, plan.pool);
+    int8_gemm(*plan.columns, q.a, q.s, q.t, rows, nullptr, dx + r0 * k, k, plan.pool);
+  }
+  *c.out_data<float>(0) = counted ? static_cast<float>(total / static_cast<double>(counted)) : 0.0f;
+  return Status::ok();
+}
+
+bool head_accepts(const pock_op_desc& op) {
+  if (op.num_inputs != 3 || op.num_outputs < 1 || op.num_outputs > 2 || op.inputs[2].dtype != POCK_I64) return false;
+  params::BlockQuantParams p;
+  return accepts_operands(op) && params::parse(op, &p).is_ok() && p.int8;
+}
+
 KernelDef def(const char* op, KernelFn run) {
   KernelDef d{op, DType::kF32, run, kCpuScore, nullptr, release};
   d.prepare_scoped = prepare;
@@ -257,6 +352,9 @@ KernelDef def(const char* op, KernelFn run) {
 void register_block_quant(KernelTable& t) {
   t.add(def("LinearQ", linear_q));
   t.add(def("LinearQInputGrad", linear_q_input_grad));
+  KernelDef head = def("LinearQCrossEntropy", linear_q_cross_entropy);
+  head.accepts = head_accepts;  // int8 only: exact stays unfused (the compiler fuses int8 heads)
+  t.add(head);
 }
 
 }  // namespace pock::cpu

@@ -19,6 +19,8 @@ Status parse(const pock_op_desc& op, BlockQuantParams* out) {
   const std::string_view compute = r.text("compute", "f32");
   out->int8 = compute == "int8";
   if (!out->int8 && compute != "f32") r.invalid("compute", "is '" + std::string(compute) + "', not f32 or int8");
+  out->ignore_index = r.integer("ignore_index", -100);
+  out->label_smoothing = r.real("label_smoothing", 0.0);
   if (out->int8 && format && !has_int8_view(*format)) r.invalid("compute", "int8 needs q8_0, q4_0 or q4_1 blocks");
   return r.status();
 }

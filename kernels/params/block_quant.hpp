@@ -18,6 +18,9 @@ struct BlockQuantParams {
   // gradient (LinearQInputGrad) are quantized to int8 per 32-value block and multiplied with
   // the weight's integers (block_int8_view); "f32" (default): exact against the decoded weight.
   bool int8 = false;
+  // LinearQCrossEntropy: SoftmaxCrossEntropy's attributes.
+  int64_t ignore_index = -100;
+  double label_smoothing = 0.0;
 };
 
 Status parse(const pock_op_desc& op, BlockQuantParams* out);

@@ -9,6 +9,7 @@
 #include "compiler/lowering/batch_size.hpp"
 #include "compiler/lowering/fold_frozen_scale.hpp"
 #include "compiler/lowering/quantize_frozen.hpp"
+#include "compiler/lowering/fuse_head_loss.hpp"
 #include "compiler/lowering/quantize_source.hpp"
 #include "compiler/lowering/loss.hpp"
 #include "compiler/lowering/optimizer.hpp"
@@ -98,6 +99,7 @@ Status build_eval(TrainingProgram& program, const Recipe& recipe, TensorId sourc
   POCK_ASSIGN_OR_RETURN(fn.loss, append_loss(g, fn.nodes, recipe.loss, fwd.map(source), labels, "eval_loss"));
   POCK_RETURN_IF_ERROR(folding.apply(g, &fn));
   POCK_RETURN_IF_ERROR(int8.apply(g, &fn));
+  if (int8.blocks.int8_compute) POCK_RETURN_IF_ERROR(fuse_head_loss(g, fn.nodes, fn.loss, false).status());
   fn.inputs = function_inputs(g, fn.nodes);
   program.functions.push_back(std::move(fn));
   return Status::ok();
@@ -153,6 +155,7 @@ Status build_training_functions(TrainingProgram& program, const Recipe& recipe, 
   for (GraphFunction& f : g.mutable_functions()) {  // the model's own (decode), over the same weights
     if (!int8.blocks.mode.empty()) POCK_RETURN_IF_ERROR(quantize_frozen_to_blocks(g, f.nodes, int8.mutated, int8.blocks).status());
   }
+  if (int8.blocks.int8_compute) POCK_RETURN_IF_ERROR(fuse_head_loss(g, fn.nodes, fn.loss, true).status());
   POCK_ASSIGN_OR_RETURN(Backward bwd, build_backward(g, fn.nodes, fn.loss, trainable));
   std::vector<ParamGrad> grads;
   for (TensorId p : trainable) {

@@ -79,6 +79,12 @@ int64_t op_flops(const ProgramSpec& spec, const OpSpec& op) {
     const Shape& x = in(spec, op, 0);
     return x.empty() ? 0 : 2 * elements(out(spec, op, 0)) * x.back();
   }
+  if (k == "LinearQCrossEntropy") {  // the head's product, and again for dx when the op makes it
+    const Shape& x = in(spec, op, 0);
+    const Shape& w = in(spec, op, 1);
+    if (x.empty() || w.empty()) return 0;
+    return 2 * elements(x) * w[0] * (op.attrs.get_int("with_gradient", 1) != 0 ? 2 : 1);
+  }
   if (k == "MatMul") {
     const Shape& a = in(spec, op, 0);
     if (a.size() < 2) return 0;

@@ -254,3 +254,41 @@ TEST_CASE("frozen_weights takes source and q8_0", "[compiler][block_quant][recip
   CHECK(parse_recipe(R"({"frozen_weights": "q8_0"})").is_ok());
   CHECK_THAT(parse_recipe(R"({"frozen_weights": "q4"})").status().message(), Catch::Contains("source"));
 }
+
+TEST_CASE("frozen_matmul int8: integer products, the LM head and its loss fused; close to the exact step",
+          "[compiler][gguf][block_quant]") {
+  const int64_t batch = 2, seq = 8;
+  const Graph g = import(batch, seq);
+  Recipe int8 = last_block_recipe("source");
+  int8.frozen_matmul = "int8";
+  const std::vector<uint8_t> blob = compile_ok(g, int8);
+  const ProgramSpec spec = spec_of(blob);
+  for (const char* fn : {"train", "eval"}) {
+    INFO(fn);
+    int fused = 0, losses = 0, int8_ops = 0;
+    for (const auto& [name, op] : ops_of(spec, fn)) {
+      fused += op == "LinearQCrossEntropy";
+      losses += op == "SoftmaxCrossEntropy";
+    }
+    for (const FunctionSpec& f : spec.functions) {
+      if (f.name != fn) continue;
+      for (uint32_t i : f.ops) int8_ops += spec.ops[i].attrs.get_string("compute", "f32") == "int8";
+    }
+    CHECK(fused == 1);
+    CHECK(losses == 0);
+    CHECK(int8_ops >= 6);  // block 0's five block-quantized Linears and the head (its gradient too in train)
+  }
+  // The integer arithmetic moves results by the activations' rounding (1/254 of each 32-value
+  // block's largest), far from the f32 step's values only if something is wrong.
+  const StepResult exact = run(compile_ok(g, last_block_recipe("source")), batch, seq);
+  const StepResult got = run(blob, batch, seq);
+  CHECK(max_rel_diff(got.logits, exact.logits) < 3e-2);
+  CHECK(std::fabs(got.loss - exact.loss) <= 1e-2 * std::fabs(exact.loss));
+  for (const auto& [name, grad] : exact.grads) {
+    INFO(name);
+    CHECK(max_rel_diff(got.grads.at(name), grad) < 5e-2);
+  }
+  CHECK_THAT(parse_recipe(R"({"frozen_matmul": "int8"})").status().message(), Catch::Contains("frozen_weights"));
+  CHECK_THAT(parse_recipe(R"({"frozen_weights": "source", "frozen_matmul": "int4"})").status().message(),
+             Catch::Contains("frozen_matmul"));
+}

@@ -375,3 +375,67 @@ TEST_CASE("cpu int8 LinearQ and LinearQInputGrad match ref", "[ops][cpu][block_q
   }
 }
 #endif
+
+namespace {
+
+// Labels in [0, n) with every fifth row ignored (-100).
+std::vector<int64_t> head_labels(int64_t rows, int64_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int64_t> pick(0, n - 1);
+  std::vector<int64_t> labels(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) labels[static_cast<size_t>(r)] = r % 5 == 3 ? -100 : pick(gen);
+  return labels;
+}
+
+}  // namespace
+
+// The fused head is defined as the composition of the ops it replaces; chunks of 32 rows must not
+// show (40 rows: a full chunk and a partial one).
+TEST_CASE("LinearQCrossEntropy (ref) is LinearQ, SoftmaxCrossEntropy and their x gradient in turn", "[ops][block_quant]") {
+  for (const Format& f : {kFormats[0], kFormats[2]}) {
+    for (const bool int8 : {false, true}) {
+      const int64_t m = 40, n = 96, k = 64;
+      INFO(f.name << (int8 ? " int8" : " f32"));
+      Attrs a = int8 ? int8_attrs(f, k) : attrs_of(f, k);
+      a.set("label_smoothing", 0.1);
+      const HostTensor w = HostTensor::make(DType::kU8, {n, row_bytes(f, k)}, random_blocks(f, n, k, 31));
+      const HostTensor x = HostTensor::f32({2, m / 2, k}, random_floats(static_cast<size_t>(m * k), 32));
+      const HostTensor labels = HostTensor::i64({2, m / 2}, head_labels(m, n, 33));
+      auto fused = run_op("LinearQCrossEntropy", {x, w, labels}, a, {}, "ref");
+      INFO(fused.status().message());
+      REQUIRE(fused.is_ok());
+      auto logits = run_op("LinearQ", {x, w}, a, {}, "ref");
+      REQUIRE(logits.is_ok());
+      const Attrs ce{{"label_smoothing", 0.1}};
+      auto loss = run_op("SoftmaxCrossEntropy", {(*logits)[0], labels}, ce, {}, "ref");
+      auto dlogits = run_op("SoftmaxCrossEntropyGrad", {HostTensor::f32({}, {1.0f}), (*logits)[0], labels}, ce, {}, "ref");
+      REQUIRE(loss.is_ok());
+      REQUIRE(dlogits.is_ok());
+      auto dx = run_op("LinearQInputGrad", {(*dlogits)[0], w}, a, {}, "ref");
+      REQUIRE(dx.is_ok());
+      check_close((*fused)[0].f32(), (*loss)[0].f32());
+      check_close((*fused)[1].f32(), (*dx)[0].f32());
+      CHECK((*fused)[1].shape == Shape{2, m / 2, k});
+    }
+  }
+}
+
+#ifdef POCK_HAVE_OPENBLAS
+TEST_CASE("cpu LinearQCrossEntropy (int8) matches ref, with and without the gradient", "[ops][cpu][block_quant]") {
+  uint32_t seed = 500;
+  for (const Format& f : {kFormats[0], kFormats[1], kFormats[2]}) {
+    for (const int64_t m : {int64_t{1}, int64_t{37}, int64_t{64}}) {
+      const int64_t n = m == 37 ? 4096 : 96, k = m == 37 ? 576 : 64;
+      INFO(f.name << " M=" << m);
+      const Operand w = frozen_u8s({n, row_bytes(f, k)}, random_blocks(f, n, k, ++seed));
+      const Attrs a = int8_attrs(f, k);
+      const Operand labels = int64s({m}, head_labels(m, n, ++seed));
+      const std::string want = BoundCase::open({"LinearQCrossEntropy", {input({m, k}, 1), w, labels}, a}, "cpu").backend_of("LinearQCrossEntropy");
+#if defined(__x86_64__) && defined(__GNUC__)
+      if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw")) CHECK(want == "cpu");
+#endif
+      check_against_ref("cpu", {"LinearQCrossEntropy", {input({m, k}, ++seed, -3.0f, 3.0f), w, labels}, a}, want);
+    }
+  }
+}
+#endif

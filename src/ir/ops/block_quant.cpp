@@ -75,6 +75,29 @@ Status linear_q_input_grad(InferContext& ctx) {
   return Status::ok();
 }
 
+// x f32 [..., K], w u8 [N, row_bytes], labels i64 [...] -> loss f32 [], dx f32 [..., K]?
+Status linear_q_cross_entropy(InferContext& ctx) {
+  POCK_ASSIGN_OR_RETURN(const int64_t k, check_block_rows(ctx, 1));
+  POCK_RETURN_IF_ERROR(require_f32(ctx, 0, "x"));
+  const Shape& x = ctx.in(0).shape;
+  if (x.back() != k) return ctx.shape_error("x " + shape_str(x) + " does not have in_features = " + std::to_string(k));
+  if (x.size() < 2) return ctx.shape_error("x must be [N, K] or [N, S, K], got " + shape_str(x));
+  const TensorType& labels = ctx.in(2);
+  if (labels.dtype != DType::kI64 || labels.shape != Shape(x.begin(), x.end() - 1)) {
+    return ctx.shape_error("labels must be i64 " + shape_str(Shape(x.begin(), x.end() - 1)) + ", got " + dtype_name(labels.dtype) +
+                           " " + shape_str(labels.shape));
+  }
+  const double smoothing = ctx.attrs->get_float("label_smoothing", 0.0);
+  if (!(smoothing >= 0.0 && smoothing < 1.0)) return ctx.error("label_smoothing must be in [0, 1)");
+  if (ctx.attrs->get_string("compute", "f32") == "int8" && ctx.in(1).shape[0] % 32 != 0) {
+    return ctx.shape_error("compute int8 quantizes the logits' gradient in 32-value blocks: " +
+                           std::to_string(ctx.in(1).shape[0]) + " classes are not a multiple of 32");
+  }
+  ctx.outputs = {TensorType{DType::kF32, {}}};
+  if (ctx.attrs->get_int("with_gradient", 1) != 0) ctx.outputs.push_back(TensorType{DType::kF32, x});
+  return Status::ok();
+}
+
 // table u8 [V, row_bytes], indices i32/i64 [...] -> f32 [..., K]: the decoded rows (axis 0).
 Status gather_q(InferContext& ctx) {
   POCK_ASSIGN_OR_RETURN(const int64_t k, check_block_rows(ctx, 0));
@@ -102,6 +125,10 @@ void register_block_quant_schemas(SchemaRegistry& r) {
   add(r, "LinearQInputGrad", 2, 2, 1, 1, linear_q_input_grad,
       "(dy [..., N], w u8 [N, row_bytes]) -> dy dequant(w) [..., K], read from the same rows as LinearQ; "
       "compute int8: dy and the weight's columns quantized per 32 values of N");
+  add(r, "LinearQCrossEntropy", 3, 3, 1, 2, linear_q_cross_entropy,
+      "(x [..., K], w u8 [N, row_bytes], labels i64 [...]) -> SoftmaxCrossEntropy(LinearQ(x, w), labels) (attributes of "
+      "both) and, with with_gradient (default 1), its gradient with respect to x for dloss = 1: the LM head and its loss in one op, "
+      "over row chunks, so the [..., N] logits never exist whole");
   add(r, "GatherQ", 2, 2, 1, 1, gather_q,
       "table u8 [V, row_bytes] of `format` blocks, indices [...] -> the decoded rows [..., in_features] f32");
 }

@@ -26,6 +26,17 @@ Status linear_q_grad(GradContext& c) {
   return Status::ok();
 }
 
+// loss = CrossEntropy(LinearQ(x)): the op's second output is dloss/dx for dloss = 1.
+Status linear_q_cross_entropy_grad(GradContext& c) {
+  if (c.needs(1)) return frozen(c, "the weight");
+  if (!c.needs(0)) return Status::ok();
+  if (c.node().outputs.size() < 2) {
+    return Status(Code::kInvalidArgument, c.node().op + " '" + c.node().name + "': built without its gradient output");
+  }
+  c.set_dx(0, c.emit1("Mul", {c.y(1), c.dy(0)}));
+  return Status::ok();
+}
+
 // The table is frozen and indices are integers: nothing flows back.
 Status gather_q_grad(GradContext& c) {
   if (c.needs(0)) return frozen(c, "the table");
@@ -36,6 +47,7 @@ Status gather_q_grad(GradContext& c) {
 
 void register_block_quant_gradients(GradRegistry& r) {
   r.add("LinearQ", linear_q_grad);
+  r.add("LinearQCrossEntropy", linear_q_cross_entropy_grad);
   r.add("GatherQ", gather_q_grad);
 }
 
