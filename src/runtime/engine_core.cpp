@@ -82,8 +82,10 @@ Status EngineCore::init(const uint8_t* data, size_t size, const EngineOptions& o
   infer_fn_ = find_function("infer");
   train_fn_ = find_function("train");
   eval_fn_ = find_function("eval");
+  POCK_RETURN_IF_ERROR(bind_ops());
+  // After binding: whether updates can be deferred depends on the backends that run them.
   if (train_fn_ >= 0 && options_.rollback_on_failure) POCK_RETURN_IF_ERROR(plan_snapshot());
-  return bind_ops();
+  return Status::ok();
 }
 
 void EngineCore::place_tensor(size_t i) {
@@ -152,10 +154,13 @@ Status EngineCore::plan_snapshot() {
     size_t& b = written_bytes[param];
     b = std::max(b, bytes);
   }
+  std::unordered_set<int32_t> only_updates_write;
+  POCK_RETURN_IF_ERROR(plan_deferred_updates(&only_updates_write));
   snapshot_spans_.clear();
   std::vector<uint64_t> bytes_in(spaces_.count(), 0);  // snapshot bytes per memory space
   auto rounded = [](size_t n) { return (n + 63) / 64 * 64; };
   for (int32_t id : checkpointed_) {
+    if (only_updates_write.count(id)) continue;
     auto it = written_bytes.find(id);
     const size_t bytes = it == written_bytes.end() ? tensors_[static_cast<size_t>(id)].nbytes : it->second;
     const uint8_t space = spaces_.device(space_of(id)) ? space_of(id) : 0;  // host memory is all one
@@ -171,6 +176,90 @@ Status EngineCore::plan_snapshot() {
     if (spaces_.device(s)) POCK_RETURN_IF_ERROR(spaces_.allocate_extra(s, bytes_in[s], &base[s], "rollback snapshot"));
   }
   for (SnapshotSpan& span : snapshot_spans_) span.slot = base[span.space] + reinterpret_cast<uintptr_t>(span.slot);
+  return Status::ok();
+}
+
+namespace {
+
+bool is_update(std::string_view op) { return op == "SgdUpdate" || op == "AdamUpdate"; }
+
+// The largest gradient a deferred update accepts: its square (Adam's second moment) and any sum
+// of such terms a momentum buffer can reach stay far below f32's range, so from finite inputs
+// below it the updates cannot make a weight or a state non-finite.
+constexpr float kLargestGradient = 1e15f;
+// With a learning rate up to this, lr times such a buffer stays finite too.
+constexpr double kLargestDeferredLr = 1e6;
+
+}  // namespace
+
+Status EngineCore::plan_deferred_updates(std::unordered_set<int32_t>* written) {
+  updates_from_ = SIZE_MAX;
+  update_inputs_.clear();
+  written->clear();
+  const Function& fn = functions_[static_cast<size_t>(train_fn_)];
+  const fb::Program& p = *view_.program;
+  size_t first = fn.ops.size();
+  for (size_t i = 0; i < fn.ops.size(); ++i) {
+    const std::string_view op = p.ops()->Get(fn.ops[i])->op()->string_view();
+    if (op == "AccumulateGrad") return Status::ok();  // accumulators change before the updates
+    if (is_update(op) && first == fn.ops.size()) first = i;
+    if (!is_update(op) && first < fn.ops.size()) return Status::ok();  // updates run early (compiler reorder_updates)
+  }
+  if (first == fn.ops.size()) return Status::ok();
+  std::unordered_set<int32_t> inputs;
+  for (size_t i = first; i < fn.ops.size(); ++i) {
+    const BoundOp& b = ops_[fn.ops[i]];
+    const fb::Op& o = *p.ops()->Get(fn.ops[i]);
+    // Host kernels only: a device's or a plugin's update could fail halfway, which only a full
+    // snapshot undoes.
+    if (!b.backend || owns_memory(*b.backend) || (std::string_view(b.backend->name) != "cpu" && std::string_view(b.backend->name) != "ref")) {
+      written->clear();
+      return Status::ok();
+    }
+    for (const pock_attr& a : b.attrs) {
+      if (std::string_view(a.name) == "lr" && !(std::fabs(a.f) <= kLargestDeferredLr)) {
+        written->clear();
+        return Status::ok();
+      }
+    }
+    const std::string_view op = o.op()->string_view();
+    const size_t n = o.inputs()->size();
+    // SgdUpdate(param, grad, step, momentum?, clip?), AdamUpdate(param, grad, step, m, v, clip?)
+    const size_t clip = op == "AdamUpdate" ? 5 : 4;
+    for (size_t k = 0; k < n; ++k) {
+      const int32_t id = o.inputs()->Get(static_cast<flatbuffers::uoffset_t>(k));
+      if (id < 0 || k == 2) continue;
+      if (k == 1 || k == clip) {
+        inputs.insert(id);
+      } else {
+        written->insert(id);
+      }
+    }
+  }
+  updates_from_ = first;
+  update_inputs_.assign(inputs.begin(), inputs.end());
+  return Status::ok();
+}
+
+Status EngineCore::check_update_inputs() const {
+  for (int32_t id : update_inputs_) {
+    const pock_tensor_desc& t = tensors_[static_cast<size_t>(id)];
+    if (t.dtype != POCK_F32) continue;
+    const float* v = static_cast<const float*>(t.data);
+    const size_t n = t.nbytes / sizeof(float);
+    float largest = 0.0f;
+    bool finite = true;
+    for (size_t i = 0; i < n; ++i) {
+      const float a = std::fabs(v[i]);
+      finite = finite && a <= kLargestGradient;  // false for NaN too
+      largest = a > largest ? a : largest;
+    }
+    if (!finite) {
+      return Status(Code::kNumerical, "gradient '" + view_.program->tensors()->Get(id)->name()->str() + "' is " +
+                                          (std::isfinite(largest) ? "larger than 1e15" : "NaN or Inf") +
+                                          ": the step's updates were not applied");
+    }
+  }
   return Status::ok();
 }
 
@@ -353,10 +442,13 @@ Status EngineCore::check_inputs_set(const Function& fn) const {
   return Status::ok();
 }
 
-Status EngineCore::run(const Function& fn) {
+Status EngineCore::run(const Function& fn) { return run_ops(fn, 0, fn.ops.size()); }
+
+Status EngineCore::run_ops(const Function& fn, size_t begin, size_t end) {
   using Clock = std::chrono::steady_clock;
   const FlushDenormalsScope flush_denormals;  // see runtime/denormals.hpp
-  for (uint32_t index : fn.ops) {
+  for (size_t position = begin; position < end; ++position) {
+    const uint32_t index = fn.ops[position];
     BoundOp& b = ops_[index];
     const Clock::time_point start = op_timing_ ? Clock::now() : Clock::time_point{};
     if (!b.backend) {
@@ -443,12 +535,23 @@ Status EngineCore::train_step(float* loss) {
   if (!saved.is_ok()) return drop_failed_device(saved);
   const int64_t before = step();
   if (step_) *step_ = before + 1;
-  Status s = run(fn);
+  const bool deferred = updates_from_ < fn.ops.size();
+  Status s = run_ops(fn, 0, deferred ? updates_from_ : fn.ops.size());
   float value = fn.loss >= 0 ? *static_cast<const float*>(tensors_[fn.loss].data) : 0.0f;
   if (s.is_ok() && !std::isfinite(value)) {
     s = Status(Code::kNumerical, "loss is " + std::to_string(value) + " at step " + std::to_string(before + 1));
   }
-  if (s.is_ok()) s = check_trainables_finite();
+  if (deferred && s.is_ok()) s = check_update_inputs();
+  if (deferred && s.is_ok()) {
+    // Host updates over finite, bounded gradients: nothing below can fail (see kLargestGradient).
+    s = run_ops(fn, updates_from_, fn.ops.size());
+    if (s.is_ok()) s = check_trainables_finite();
+    if (!s.is_ok()) {
+      return Status(s.code(), s.message() + "; this happened in the updates, after the gradients were checked, so the "
+                                            "weights may be partly updated");
+    }
+  }
+  if (s.is_ok() && !deferred) s = check_trainables_finite();
   if (!s.is_ok()) {
     (void)spaces_.synchronize();  // let in-flight device work finish before the parameters are put back
     const Status restored = restore_snapshot();

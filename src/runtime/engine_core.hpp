@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "blob/reader.hpp"
@@ -138,6 +139,16 @@ class EngineCore {
     uint8_t* slot;  // where the bytes are kept: host snapshot, or a buffer in the tensor's device space
   };
   std::vector<SnapshotSpan> snapshot_spans_;
+  // Deferred updates: where the train function's optimizer updates are its last ops, all on host
+  // backends, a step runs the ops before them, checks the loss and every gradient, and only then
+  // updates — so the snapshot need not hold the weights and optimizer state (those only updates
+  // write), and a failed step still changes nothing. updates_from_ is the first update's position
+  // in the train function (SIZE_MAX: not so; the snapshot holds everything).
+  size_t updates_from_ = SIZE_MAX;
+  std::vector<int32_t> update_inputs_;  // gradients and clip scales the updates read
+  Status plan_deferred_updates(std::unordered_set<int32_t>* written);
+  Status check_update_inputs() const;
+  Status run_ops(const Function& fn, size_t begin, size_t end);
   std::vector<int32_t> trainable_;
   int infer_fn_ = -1, train_fn_ = -1, eval_fn_ = -1;
   int64_t* step_ = nullptr;
