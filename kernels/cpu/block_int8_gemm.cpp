@@ -6,6 +6,7 @@
 #include <new>
 #include <vector>
 
+#include "ir/float16.hpp"
 #include "kernels/int8_rows.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -19,19 +20,22 @@ namespace {
 
 constexpr int64_t kRowTile = 8;  // rows of a per micro-kernel call: 8 int32 + 8 f32 accumulators
 
-std::shared_ptr<Int8Pack> new_pack(int64_t cols, int64_t blocks, bool nibbles) {
+std::shared_ptr<Int8Pack> new_pack(int64_t cols, int64_t blocks, bool nibbles, bool half_d, int min_from_d) {
   auto pack = std::shared_ptr<Int8Pack>(new (std::nothrow) Int8Pack);
   if (!pack) return nullptr;
   pack->cols = cols;
   pack->blocks = blocks;
   pack->nibbles = nibbles;
+  pack->half_d = half_d;
+  pack->min_from_d = min_from_d;
   const size_t bytes = static_cast<size_t>(pack->groups() * blocks * pack->block_bytes());
   if (!pack->data.allocate(bytes, "int8 weight pack").is_ok()) return nullptr;
   std::memset(pack->data.data(), 0, bytes);  // padding columns: u = d = m = 0
   return pack;
 }
 
-// Column c's integers u[32] and value = d u + m, into block `b` of its group.
+// Column c's integers u[32] and value = d u + m, into block `b` of its group (m only where the
+// pack stores it; d as f16 where the pack does, which must be exact).
 void put_column(Int8Pack& pack, int64_t c, int64_t b, const uint8_t* u, float d, float m) {
   uint8_t* block = pack.data.data() + ((c / 16) * pack.blocks + b) * pack.block_bytes();
   const int64_t cc = c % 16;
@@ -42,9 +46,17 @@ void put_column(Int8Pack& pack, int64_t c, int64_t b, const uint8_t* u, float d,
   } else {
     for (int j = 0; j < 8; ++j) std::memcpy(block + j * 64 + cc * 4, u + 4 * j, 4);
   }
-  float* scales = reinterpret_cast<float*>(block + pack.int_bytes());
-  scales[cc] = d;
-  scales[16 + cc] = m;
+  uint8_t* scales = block + pack.int_bytes();
+  if (pack.half_d) {
+    const uint16_t h = float_to_half(d);
+    std::memcpy(scales + 2 * cc, &h, 2);
+  } else {
+    std::memcpy(scales + 4 * cc, &d, 4);
+  }
+  if (pack.min_from_d == 0) {
+    const uint16_t h = float_to_half(m);
+    std::memcpy(scales + pack.d_bytes() + 2 * cc, &h, 2);
+  }
 }
 
 #ifdef POCK_INT8_X86
@@ -61,7 +73,7 @@ POCK_VNNI inline __attribute__((always_inline)) void add_products(__m512i* dot, 
 }
 
 // R rows of a (stride lda) against one group of 16 columns: y[r, 0..15] (+)= the products.
-template <bool kNibbles, int R>
+template <bool kNibbles, bool kHalfD, int kMinFromD, int R>
 POCK_VNNI void tile(const uint8_t* group, int64_t blocks, int64_t block_bytes, const int8_t* a, int64_t lda, const float* s,
                     const float* t, int64_t lds, const float* bias, float* y, int64_t ldy, __mmask16 cols) {
   __m512 acc[R];
@@ -81,8 +93,12 @@ POCK_VNNI void tile(const uint8_t* group, int64_t blocks, int64_t block_bytes, c
     } else {
       for (int j = 0; j < 8; ++j) add_products<R>(dot, _mm512_load_si512(group + j * 64), ab, lda, 4 * j);
     }
-    const float* scales = reinterpret_cast<const float*>(group + (kNibbles ? 256 : 512));
-    const __m512 d = _mm512_load_ps(scales), m = _mm512_load_ps(scales + 16);
+    const uint8_t* scales = group + (kNibbles ? 256 : 512);
+    const __m512 d = kHalfD ? _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales)))
+                            : _mm512_loadu_ps(reinterpret_cast<const float*>(scales));
+    const __m512 m = kMinFromD == 0
+                         ? _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + (kHalfD ? 32 : 64))))
+                         : _mm512_mul_ps(d, _mm512_set1_ps(-static_cast<float>(kMinFromD)));
     for (int r = 0; r < R; ++r) {
       const __m512 ds = _mm512_mul_ps(d, _mm512_set1_ps(s[r * lds + b]));
       acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r]), ds, acc[r]);
@@ -123,7 +139,7 @@ POCK_VNNI void quantize_block(const float* x, int8_t* q, float* s, float* t) {
   *t = *s * static_cast<float>(_mm512_reduce_add_epi32(sum));
 }
 
-template <bool kNibbles>
+template <bool kNibbles, bool kHalfD, int kMinFromD>
 void rows_of_group(const Int8Pack& pack, int64_t g, const int8_t* a, const float* s, const float* t, int64_t m,
                    const float* bias, float* y, int64_t ldy) {
   const int64_t k = pack.blocks * 32, blocks = pack.blocks;
@@ -133,11 +149,11 @@ void rows_of_group(const Int8Pack& pack, int64_t g, const int8_t* a, const float
   const float* b16 = bias ? bias + c0 : nullptr;
   int64_t r = 0;
   for (; r + kRowTile <= m; r += kRowTile) {
-    tile<kNibbles, kRowTile>(group, blocks, pack.block_bytes(), a + r * k, k, s + r * blocks, t + r * blocks, blocks, b16,
+    tile<kNibbles, kHalfD, kMinFromD, kRowTile>(group, blocks, pack.block_bytes(), a + r * k, k, s + r * blocks, t + r * blocks, blocks, b16,
                              y + r * ldy + c0, ldy, cols);
   }
   auto rest = [&](auto rows) {
-    tile<kNibbles, decltype(rows)::value>(group, blocks, pack.block_bytes(), a + r * k, k, s + r * blocks, t + r * blocks,
+    tile<kNibbles, kHalfD, kMinFromD, decltype(rows)::value>(group, blocks, pack.block_bytes(), a + r * k, k, s + r * blocks, t + r * blocks,
                                           blocks, b16, y + r * ldy + c0, ldy, cols);
   };
   switch (m - r) {
@@ -172,7 +188,9 @@ bool int8_gemm_supported() {
 std::shared_ptr<Int8Pack> pack_weight_rows(BlockFormat format, const uint8_t* w, int64_t n, int64_t k, int64_t row_bytes,
                                            pthreadpool_t pool) {
   const bool nibbles = format != BlockFormat::kQ8_0;
-  auto pack = new_pack(n, k / 32, nibbles);
+  // The file's d is f16: exact in the pack. q4_1 keeps its f16 m; q4_0's is -8 d, q8's -128 d.
+  const int min_from_d = format == BlockFormat::kQ4_1 ? 0 : format == BlockFormat::kQ4_0 ? 8 : 128;
+  auto pack = new_pack(n, k / 32, nibbles, true, min_from_d);
   if (!pack) return nullptr;
   const int64_t block_bytes = block_layout(format).bytes;
   parallel_for(pool, static_cast<size_t>(n), 64, [&](size_t begin, size_t end) {
@@ -193,7 +211,7 @@ std::shared_ptr<Int8Pack> pack_weight_rows(BlockFormat format, const uint8_t* w,
 
 std::shared_ptr<Int8Pack> pack_weight_columns(BlockFormat format, const uint8_t* w, int64_t n, int64_t k, int64_t row_bytes,
                                               pthreadpool_t pool) {
-  auto pack = new_pack(k, n / 32, false);
+  auto pack = new_pack(k, n / 32, false, false, 128);
   if (!pack) return nullptr;
   const int64_t row_blocks = k / block_layout(format).values;
   std::atomic<bool> ok{true};
@@ -248,10 +266,15 @@ void int8_gemm(const Int8Pack& pack, const int8_t* a, const float* s, const floa
   const size_t groups = static_cast<size_t>(pack.groups());
   parallel_for(pool, groups, balanced_tile(pool, groups, 1), [&](size_t begin, size_t end) {
     for (size_t g = begin; g < end; ++g) {
-      if (pack.nibbles) {
-        rows_of_group<true>(pack, static_cast<int64_t>(g), a, s, t, m, bias, y, ldy);
+      const auto group = static_cast<int64_t>(g);
+      if (pack.nibbles && pack.min_from_d == 0) {
+        rows_of_group<true, true, 0>(pack, group, a, s, t, m, bias, y, ldy);
+      } else if (pack.nibbles) {
+        rows_of_group<true, true, 8>(pack, group, a, s, t, m, bias, y, ldy);
+      } else if (pack.half_d) {
+        rows_of_group<false, true, 128>(pack, group, a, s, t, m, bias, y, ldy);
       } else {
-        rows_of_group<false>(pack, static_cast<int64_t>(g), a, s, t, m, bias, y, ldy);
+        rows_of_group<false, false, 128>(pack, group, a, s, t, m, bias, y, ldy);
       }
     }
   });

@@ -5,9 +5,9 @@
 //
 // The weight is rearranged once (Int8Pack, shared by every op over it through the KernelScope)
 // so that one 64-byte load feeds 16 output columns with 4 consecutive values each: u8 integers
-// u with value = d u + m per (column, block) — q4 blocks keep two values a byte (as stored, 4.5
-// bits a weight plus the f32 d and m), q8 blocks store q + 128 (vpdpbusd multiplies unsigned by
-// signed bytes; the 128 moves into m). The activations are the signed side: each row quantized
+// u with value = d u + m per (column, block) — q4 blocks keep two values a byte and their f16
+// scales (5 bits a weight, as stored), q8 blocks store q + 128 (vpdpbusd multiplies unsigned by
+// signed bytes; the 128 moves into m = -128 d). The activations are the signed side: each row quantized
 // per 32-value block, a[r, b, :] with scale s[r, b] and t[r, b] = s sum(a), so that
 //   y[r, c] = bias[c] + sum_b d[c, b] s[r, b] (sum u a) + m[c, b] t[r, b].
 // For the input gradient the pack holds the weight's columns requantized to q8 per 32 rows,
@@ -26,10 +26,16 @@ struct Int8Pack {
   int64_t cols = 0;    // output columns (padded to groups of 16 in the data)
   int64_t blocks = 0;  // 32-value blocks along the reduction
   bool nibbles = false;
-  AlignedBuffer data;  // [group][block]: the integers (256 or 512 bytes), then d[16] and m[16]
+  // The scales, as compact as exactness allows: d in f16 where it came from the file's f16 (the
+  // rows of a weight), else f32 (requantized columns); m stored (f16, q4_1) or implied by d:
+  // m = -min_from_d d (8 for q4_0, 128 for q8 stored as q + 128).
+  bool half_d = true;
+  int min_from_d = 0;
+  AlignedBuffer data;  // [group][block]: the integers (256 or 512 bytes), d[16], m[16]?, padding to 64
   int64_t groups() const { return (cols + 15) / 16; }
   int64_t int_bytes() const { return nibbles ? 256 : 512; }
-  int64_t block_bytes() const { return int_bytes() + 128; }
+  int64_t d_bytes() const { return half_d ? 32 : 64; }
+  int64_t block_bytes() const { return (int_bytes() + d_bytes() + (min_from_d == 0 ? 32 : 0) + 63) / 64 * 64; }
 };
 
 // AVX-512 with VNNI, BW and VL on this CPU (the kernels below need it).
