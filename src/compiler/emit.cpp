@@ -73,6 +73,12 @@ Status emit_program(const TrainingProgram& program, const CompileOptions&, const
   const size_t num_spaces = 1 + program.memory_spaces.size();
   std::vector<uint64_t> persistent(num_spaces, 0);  // by memory space
   CompileReport rep;
+  // Small f32 weights (norm scales, biases) first, block-quantized and large ones after them. An
+  // engine reads weights from the mapped file, whose pages come in folios of up to 2 MB:
+  // interleaved, each small weight a step reads keeps the folio of its neighbours resident, blocks
+  // that int8 kernels never read again once they repacked them (58 MB of SmolLM2's blob).
+  constexpr size_t kLargeWeight = size_t{1} << 20;
+  std::vector<size_t> late_weights;
   for (size_t i = 0; i < order.size(); ++i) {
     const TensorDesc& d = g.tensor(order[i]);
     TensorSpec& t = spec->tensors[i];
@@ -127,7 +133,11 @@ Status emit_program(const TrainingProgram& program, const CompileOptions&, const
     }
     if (t.storage == Storage::kWeights) {
       if (!has_data && t.nbytes) return Status(Code::kInvalidArgument, "parameter or constant '" + d.name + "' has no data");
-      t.offset = spec->add_weight(has_data ? d.data->data() : nullptr, t.nbytes);
+      if (has_data && (d.dtype == DType::kU8 || t.nbytes >= kLargeWeight)) {
+        late_weights.push_back(i);
+      } else {
+        t.offset = spec->add_weight(has_data ? d.data->data() : nullptr, t.nbytes);
+      }
     } else if (t.storage == Storage::kPersistent) {
       t.offset = persistent[t.space];
       persistent[t.space] += align64(t.nbytes);
@@ -137,6 +147,7 @@ Status emit_program(const TrainingProgram& program, const CompileOptions&, const
       }
     }
   }
+  for (size_t i : late_weights) spec->tensors[i].offset = spec->add_weight(g.tensor(order[i]).data->data(), spec->tensors[i].nbytes);
   spec->persistent_bytes = persistent[0];
   rep.persistent_bytes = persistent[0];
   spec->spaces.clear();
