@@ -13,12 +13,31 @@ import sys
 import tempfile
 import time
 
-import torch
-from llama_cpp import Llama
 from smollm2_gguf import smollm2_gguf
-from transformers import AutoModelForCausalLM, AutoTokenizer
 
 PROMPT = "The three most important things to know about on-device training are"
+
+
+def generate_seconds(stderr):
+    """The seconds `pockc generate` reports its generate() took (prompt included), or None."""
+    return float(stderr.split(" new tokens in ")[1].split(" s")[0]) if " new tokens in " in stderr else None
+
+
+def llama_cpp_generate(path, prompt, new, threads, n_ctx=256):
+    """llama.cpp's (llama-cpp-python) greedy continuation of the token ids `prompt`: (the `new` tokens, seconds they
+    took with the model loaded, prompt evaluation included as in ours, seconds the model took to load)."""
+    from llama_cpp import Llama
+    start = time.perf_counter()
+    llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False)
+    load_s = time.perf_counter() - start
+    start = time.perf_counter()
+    llm.reset()
+    gen = []
+    for t in llm.generate(prompt, top_k=1, temp=0.0, reset=True):
+        gen.append(t)
+        if len(gen) == new:
+            break
+    return gen, time.perf_counter() - start, load_s
 
 
 def main():
@@ -27,6 +46,8 @@ def main():
     ap.add_argument("--new", type=int, default=24)
     ap.add_argument("--window", type=int, default=64)
     a = ap.parse_args()
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
     folder, name = smollm2_gguf()
     path = os.path.join(folder, name)
     tok = AutoTokenizer.from_pretrained(folder, gguf_file=name)
@@ -44,17 +65,9 @@ def main():
             out = subprocess.run([a.pockc, "generate", blob, "--prompt-ids", ",".join(map(str, prompt)),
                                   "--max-new-tokens", str(a.new), "--threads", "2"] + extra,
                                  check=True, capture_output=True, text=True)
-            inside = float(out.stderr.split(" new tokens in ")[1].split(" s")[0]) if " new tokens in " in out.stderr else None
-            runs[mode] = ([int(t) for t in out.stdout.strip().split(",")], time.perf_counter() - start, inside)
-    llm = Llama(model_path=path, n_ctx=256, n_threads=2, verbose=False)
-    start = time.perf_counter()  # model loaded; prompt evaluation included, as in ours
-    llm.reset()
-    gen = []
-    for t in llm.generate(prompt, top_k=1, temp=0.0, reset=True):
-        gen.append(t)
-        if len(gen) == a.new:
-            break
-    llama_s = time.perf_counter() - start
+            runs[mode] = ([int(t) for t in out.stdout.strip().split(",")], time.perf_counter() - start,
+                          generate_seconds(out.stderr))
+    gen, llama_s, _ = llama_cpp_generate(path, prompt, a.new, 2)
     print("transformers:", repr(tok.decode(theirs[len(prompt):])))
     for mode, (ours, _, _) in runs.items():
         print(f"pockc ({mode}):", repr(tok.decode(ours[len(prompt):])))
