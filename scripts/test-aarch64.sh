@@ -9,7 +9,7 @@
 #   - arm64 builds of zlib and the header-only dependencies (flatbuffers, nlohmann-json, Eigen,
 #     Catch2), unpacked into $BUILD_DIR/sysroot from `apt-get download` .debs with dpkg-deb -x:
 #     installing arm64 packages with apt would remove their amd64 twins.
-# Only what the tests need is built (pock_runtime, pock_compiler, two test programs): XNNPACK,
+# Only what the tests need is built (pock_runtime, pock_compiler, the test programs below): XNNPACK,
 # OpenBLAS, ONNX, CUDA, tools and examples are off.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -19,7 +19,7 @@ JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 SYSROOT="$PWD/$BUILD_DIR/sysroot"
 TOOL_PACKAGES=(g++-aarch64-linux-gnu qemu-user)
 SYSROOT_PACKAGES=(zlib1g-dev:arm64 libflatbuffers-dev:arm64 catch2:arm64 nlohmann-json3-dev libeigen3-dev)
-TESTS=(test_neon_backend test_cpu_backward)
+TESTS=(test_neon_backend test_cpu_backward test_block_quant)
 
 require_root() {
   if [[ "$(id -u)" -ne 0 ]]; then

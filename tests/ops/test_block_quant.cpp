@@ -1,8 +1,9 @@
 // The block_quant family (LinearQ, LinearQInputGrad, GatherQ): the reference kernels against f32
 // Linear / LinearInputGrad over the weight decoded by this file's own rendering of the Q8_0, Q4_0
 // and Q4_1 layouts (K-quants: by the GGUF reader, which test_gguf_reader checks against gguf-py),
-// the cpu kernels against ref (both size regimes, partial panels and chunks), the input gradient
-// against finite differences, and the schema's refusal of weights whose rows do not fit.
+// the cpu kernels against ref (both size regimes, partial panels and chunks), the int8 kernels
+// of cpu and neon against ref's integers, the input gradient against finite differences, and
+// the schema's refusal of weights whose rows do not fit.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -376,6 +377,84 @@ TEST_CASE("cpu int8 LinearQ and LinearQInputGrad match ref", "[ops][cpu][block_q
 }
 #endif
 
+#ifdef POCK_HAVE_NEON
+// kernels/neon/block_quant.cpp: SDOT where the CPU has it, int16 products otherwise (qemu's
+// default CPU has SDOT; `qemu-aarch64 -cpu cortex-a57` runs the other path). Row tiles of 4 (and
+// 2) with their remainders, partial groups of 8 columns, K of one block and of 18.
+TEST_CASE("neon int8 LinearQ and LinearQInputGrad match ref", "[ops][neon][block_quant]") {
+  struct Shape3 {
+    int64_t m, n, k;
+  };
+  uint32_t seed = 600;
+  for (const Format& f : {kFormats[0], kFormats[1], kFormats[2]}) {
+    for (const Shape3 s : {Shape3{1, 40, 64}, Shape3{3, 37, 96}, Shape3{6, 32, 576}, Shape3{8, 96, 32}, Shape3{13, 64, 128},
+                           Shape3{67, 161, 96}}) {
+      INFO(f.name << " M=" << s.m << " N=" << s.n << " K=" << s.k);
+      const Operand w = frozen_u8s({s.n, row_bytes(f, s.k)}, random_blocks(f, s.n, s.k, ++seed));
+      const Attrs a = int8_attrs(f, s.k);
+      check_against_ref("neon", {"LinearQ", {input({s.m, s.k}, ++seed), w, input({s.n}, ++seed)}, a});
+      check_against_ref("neon", {"LinearQ", {input({2, s.m, s.k}, ++seed), w}, a});
+      if (s.n % 32 == 0) check_against_ref("neon", {"LinearQInputGrad", {input({s.m, s.n}, ++seed), w}, a});
+      // compute f32 is left to the other backends.
+      const std::string exact = BoundCase::open({"LinearQ", {input({s.m, s.k}, 1), w}, attrs_of(f, s.k)}, "neon").backend_of("LinearQ");
+      CHECK(exact != "neon");
+    }
+  }
+}
+
+// Activations whose every value is a rounding tie (a block's largest |x| is 127/64, so x * 127 /
+// amax = 64 x lands on k + 1/2): int8_rows.h rounds them away from zero, and so must the
+// vector quantizer. Also an all-zero block (scale 0) and a NaN (the row's outputs NaN, as ref).
+TEST_CASE("neon int8 LinearQ quantizes ties, zero blocks and NaN as ref does", "[ops][neon][block_quant]") {
+  const int64_t m = 5, n = 24, k = 128;
+  std::mt19937 gen(610);
+  std::uniform_int_distribution<int> half_steps(-127, 126);
+  std::vector<float> x(static_cast<size_t>(m * k));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = (static_cast<float>(half_steps(gen)) + 0.5f) / 64.0f;
+  for (int64_t b = 0; b < m * k / 32; ++b) x[static_cast<size_t>(32 * b + b % 32)] = b % 2 ? 127.0f / 64.0f : -127.0f / 64.0f;
+  std::fill(x.begin() + 64, x.begin() + 96, 0.0f);  // row 0, block 2
+  x[static_cast<size_t>(3 * k + 40)] = NAN;
+  for (const Format& f : {kFormats[0], kFormats[1], kFormats[2]}) {
+    INFO(f.name);
+    const Operand w = frozen_u8s({n, row_bytes(f, k)}, random_blocks(f, n, k, 611));
+    OpCase c{"LinearQ", {values({m, k}, x), w}, int8_attrs(f, k)};
+    c.tolerance = 1e-5;
+    check_against_ref("neon", c);
+  }
+}
+
+// The pack keeps the blocks' f16 scales and widens them in the kernel: subnormal and smallest
+// normal halves (flush-to-zero is on during a run, and must not touch them; the tolerance sees
+// a lost 2^-24 block), then the largest, 2^15 and +-1 (sums of terms near 1e6: f32's tolerance).
+TEST_CASE("neon int8 LinearQ widens subnormal and extreme half scales as ref does", "[ops][neon][block_quant]") {
+  const std::vector<uint16_t> small = {0x0001, 0x03ff, 0x0400, 0x8001, 0x0200, 0x83ff}, large = {0x7bff, 0x3c00, 0xbc00, 0x7800};
+  uint32_t seed = 630;
+  for (const Format& f : {kFormats[0], kFormats[1], kFormats[2]}) {
+    for (const auto& [halves, tolerance] : {std::pair{small, 1e-7}, std::pair{large, 1e-4}}) {
+      INFO(f.name << " tolerance " << tolerance);
+      const int64_t n = 9, k = 64;
+      std::vector<uint8_t> blocks = random_blocks(f, n, k, ++seed);
+      for (size_t b = 0; b < static_cast<size_t>(n * k / 32); ++b) {
+        uint8_t* p = blocks.data() + b * static_cast<size_t>(f.block_bytes);
+        const uint16_t h = halves[b % halves.size()];
+        p[0] = static_cast<uint8_t>(h & 0xff);
+        p[1] = static_cast<uint8_t>(h >> 8);
+        if (f.block_bytes == 20) {  // q4_1's m: the same halves, shifted by one block
+          const uint16_t mh = halves[(b + 1) % halves.size()];
+          p[2] = static_cast<uint8_t>(mh & 0xff);
+          p[3] = static_cast<uint8_t>(mh >> 8);
+        }
+      }
+      for (const int64_t m : {int64_t{1}, int64_t{6}}) {
+        OpCase c{"LinearQ", {input({m, k}, ++seed), frozen_u8s({n, row_bytes(f, k)}, blocks)}, int8_attrs(f, k)};
+        c.tolerance = tolerance;
+        check_against_ref("neon", c);
+      }
+    }
+  }
+}
+#endif
+
 namespace {
 
 // Labels in [0, n) with every fifth row ignored (-100).
@@ -435,6 +514,27 @@ TEST_CASE("cpu LinearQCrossEntropy (int8) matches ref, with and without the grad
       if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw")) CHECK(want == "cpu");
 #endif
       check_against_ref("cpu", {"LinearQCrossEntropy", {input({m, k}, ++seed, -3.0f, 3.0f), w, labels}, a}, want);
+    }
+  }
+}
+#endif
+
+#ifdef POCK_HAVE_NEON
+// 37 rows: a chunk of 32 and a partial one; 4096 classes (a vocabulary-sized head); with and
+// without the gradient output (eval).
+TEST_CASE("neon LinearQCrossEntropy (int8) matches ref, with and without the gradient", "[ops][neon][block_quant]") {
+  uint32_t seed = 620;
+  for (const Format& f : {kFormats[0], kFormats[1], kFormats[2]}) {
+    for (const int64_t m : {int64_t{1}, int64_t{37}}) {
+      const int64_t n = m == 37 ? 4096 : 96, k = m == 37 ? 128 : 64;
+      INFO(f.name << " M=" << m);
+      const Operand w = frozen_u8s({n, row_bytes(f, k)}, random_blocks(f, n, k, ++seed));
+      Attrs a = int8_attrs(f, k);
+      a.set("label_smoothing", 0.1);
+      const Operand labels = int64s({m}, head_labels(m, n, ++seed));
+      check_against_ref("neon", {"LinearQCrossEntropy", {input({m, k}, ++seed, -3.0f, 3.0f), w, labels}, a});
+      a.set("with_gradient", int64_t{0});
+      check_against_ref("neon", {"LinearQCrossEntropy", {input({m, k}, ++seed, -3.0f, 3.0f), w, labels}, a});
     }
   }
 }
