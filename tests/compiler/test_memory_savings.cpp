@@ -106,12 +106,16 @@ void check_planner(const Measured& m) {
   }
 }
 
-// Reordering never raises the arena; `strictly`: it lowers it, and the live-size bound with it
-// (the bound does not depend on how the planner packs, so the gain is not a packing accident).
+// Reordering never raises the live-size bound, nor the arena by more than the planner's packing
+// slack (check_planner: 5 % of the bound; with the backward's recomputed activations a reordered
+// LLaMA step's arena can land a few KB above the other order's, its bound still below);
+// `strictly`: it lowers both (the bound does not depend on how the planner packs, so the gain is
+// not a packing accident).
 void check_reordering(const CompileReport& reordered, const CompileReport& not_reordered, bool strictly) {
   INFO("arena " << reordered.arena_peak_bytes << " vs " << not_reordered.arena_peak_bytes << " bytes, bound "
                 << reordered.arena_lower_bound_bytes << " vs " << not_reordered.arena_lower_bound_bytes);
-  CHECK(reordered.arena_peak_bytes <= not_reordered.arena_peak_bytes);
+  CHECK(static_cast<double>(reordered.arena_peak_bytes) <=
+        static_cast<double>(not_reordered.arena_peak_bytes) + 0.05 * static_cast<double>(reordered.arena_lower_bound_bytes));
   CHECK(reordered.arena_lower_bound_bytes <= not_reordered.arena_lower_bound_bytes);
   if (strictly) {
     CHECK(reordered.arena_peak_bytes < not_reordered.arena_peak_bytes);

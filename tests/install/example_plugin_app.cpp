@@ -127,8 +127,9 @@ int main(int argc, char** argv) {
   const uint64_t ran = with_plugin->ran_on_plugin;
   std::printf("ops bound to the plugin: %d; ops it ran: %llu\n", with_plugin->ops_on_plugin,
               static_cast<unsigned long long>(ran));
-  // Per step: Gelu, Silu, GeluGrad, SiluGrad.
-  bool ok = with_plugin->ops_on_plugin >= 4 && ran == static_cast<uint64_t>(4 * steps);
+  // Per step: Gelu, Silu, GeluGrad, SiluGrad, and the Silu the backward recomputes instead of
+  // keeping its output (compiler/passes/recompute_activations.cpp).
+  bool ok = with_plugin->ops_on_plugin >= 5 && ran == static_cast<uint64_t>(5 * steps);
   ok = close(with_plugin->losses, reference->losses, 1e-5f, "losses") && ok;
   ok = close(with_plugin->weights, reference->weights, 1e-5f, "weights") && ok;
   std::printf("%s\n", ok ? "example plugin: ok" : "example plugin: FAILED");

@@ -57,6 +57,8 @@ Status run_passes(TrainingProgram& program, const CompileOptions& options, PassS
       s.rescheduled_functions += r.reordered;
       s.scheduled_bytes_saved += r.peak_before - r.peak_after;
     }
+    // Last: the schedule would move a recomputation up to its input, where it saves nothing.
+    if (options.optimize) recompute_activations(program, fn);
   }
   if (stats) *stats = s;
   return Status::ok();

@@ -27,6 +27,8 @@ Result<int> fold_constants(TrainingProgram& program, FunctionDef& fn);
 // Moves every optimizer update (a node that mutates a trainable parameter) to right after the
 // last node it depends on, so gradient buffers die as soon as they are consumed.
 int reorder_updates(const TrainingProgram& program, FunctionDef& fn);
+// Recomputes Silu outputs that the backward reads from the inputs it keeps anyway; returns how many.
+int recompute_activations(TrainingProgram& program, FunctionDef& fn);
 
 // Fusions over every function of the program (fusion runs after autodiff: gradient rules never see
 // a fused node). Each returns how many patterns it rewrote.
