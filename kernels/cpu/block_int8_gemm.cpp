@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <new>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include <immintrin.h>
 #define POCK_INT8_X86 1
 #define POCK_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq")))
+#define POCK_AVX2 __attribute__((target("avx2,fma,f16c")))
 #endif
 
 namespace pock::cpu {
@@ -168,22 +171,129 @@ void rows_of_group(const Int8Pack& pack, int64_t g, const int8_t* a, const float
   }
 }
 
+
+// The same products on AVX2 (no VNNI): vpmaddubsw multiplies unsigned by signed bytes into
+// saturating int16 pairs, so q4's 0..15 go as they are (15 * 127 * 2 fits), and q8 (stored as
+// q + 128) goes back to signed q and through the sign trick, |q| * (a with q's sign): 128 * 127 * 2
+// fits too, and the sum is then sum q a, to which no m term applies. 8 columns a ymm, two per group.
+// dot[r][h] += the 4-value products of weight vector w (half h of a group) with row r of `a` at
+// `offset`, for r < R.
+template <bool kNibbles, int R>
+POCK_AVX2 inline __attribute__((always_inline)) void add_products_avx2(__m256i (*dot)[2], __m256i w, int h, const int8_t* a,
+                                                                        int64_t lda, int offset, __m256i flip, __m256i ones) {
+  const __m256i q = kNibbles ? w : _mm256_xor_si256(w, flip);  // q8: back to signed q
+  const __m256i u = kNibbles ? w : _mm256_sign_epi8(q, q);     // |q|
+  for (int r = 0; r < R; ++r) {
+    int32_t four;
+    std::memcpy(&four, a + r * lda + offset, 4);
+    __m256i x = _mm256_set1_epi32(four);
+    if (!kNibbles) x = _mm256_sign_epi8(x, q);
+    dot[r][h] = _mm256_add_epi32(dot[r][h], _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), ones));
+  }
+}
+
+template <bool kNibbles, bool kHalfD, int kMinFromD, int R>
+POCK_AVX2 void tile_avx2(const uint8_t* group, int64_t blocks, int64_t block_bytes, const int8_t* a, int64_t lda,
+                         const float* s, const float* t, int64_t lds, const float* bias, float* y, int64_t ldy, int width) {
+  __m256 acc[R][2];
+  for (int h = 0; h < 2; ++h) {
+    __m256 init = _mm256_setzero_ps();
+    if (bias) {
+      alignas(32) float b8[8] = {};
+      for (int c = 0; c < 8 && 8 * h + c < width; ++c) b8[c] = bias[8 * h + c];
+      init = _mm256_load_ps(b8);
+    }
+    for (int r = 0; r < R; ++r) acc[r][h] = init;
+  }
+  const __m256i low = _mm256_set1_epi8(0x0f), flip = _mm256_set1_epi8(static_cast<char>(0x80));
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int64_t b = 0; b < blocks; ++b, group += block_bytes) {
+    __m256i dot[R][2];
+    for (int r = 0; r < R; ++r) dot[r][0] = dot[r][1] = _mm256_setzero_si256();
+    const int8_t* ab = a + b * 32;
+    for (int h = 0; h < 2; ++h) {
+      if constexpr (kNibbles) {
+        for (int j = 0; j < 4; ++j) {
+          const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(group + j * 64 + 32 * h));
+          add_products_avx2<kNibbles, R>(dot, _mm256_and_si256(v, low), h, ab, lda, 4 * j, flip, ones);
+          add_products_avx2<kNibbles, R>(dot, _mm256_and_si256(_mm256_srli_epi16(v, 4), low), h, ab, lda, 16 + 4 * j, flip, ones);
+        }
+      } else {
+        for (int j = 0; j < 8; ++j) {
+          add_products_avx2<kNibbles, R>(dot, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(group + j * 64 + 32 * h)), h, ab,
+                                          lda, 4 * j, flip, ones);
+        }
+      }
+    }
+    const uint8_t* scales = group + (kNibbles ? 256 : 512);
+    for (int h = 0; h < 2; ++h) {
+      const __m256 d = kHalfD ? _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + 16 * h)))
+                              : _mm256_loadu_ps(reinterpret_cast<const float*>(scales) + 8 * h);
+      const __m256 m = kMinFromD == 0
+                           ? _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + (kHalfD ? 32 : 64) + 16 * h)))
+                           : _mm256_mul_ps(d, _mm256_set1_ps(-static_cast<float>(kMinFromD)));
+      for (int r = 0; r < R; ++r) {
+        const __m256 ds = _mm256_mul_ps(d, _mm256_set1_ps(s[r * lds + b]));
+        acc[r][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[r][h]), ds, acc[r][h]);
+        if (kNibbles) acc[r][h] = _mm256_fmadd_ps(m, _mm256_set1_ps(t[r * lds + b]), acc[r][h]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    alignas(32) float out[16];
+    _mm256_store_ps(out, acc[r][0]);
+    _mm256_store_ps(out + 8, acc[r][1]);
+    std::memcpy(y + r * ldy, out, static_cast<size_t>(width) * sizeof(float));
+  }
+}
+
+template <bool kNibbles, bool kHalfD, int kMinFromD>
+void rows_of_group_avx2(const Int8Pack& pack, int64_t g, const int8_t* a, const float* s, const float* t, int64_t m,
+                        const float* bias, float* y, int64_t ldy) {
+  const int64_t k = pack.blocks * 32, blocks = pack.blocks;
+  const int64_t c0 = g * 16;
+  const int width = static_cast<int>(std::min<int64_t>(16, pack.cols - c0));
+  const uint8_t* group = pack.data.data() + g * blocks * pack.block_bytes();
+  const float* b16 = bias ? bias + c0 : nullptr;
+  for (int64_t r = 0; r < m; r += 4) {
+    const int64_t rows = std::min<int64_t>(4, m - r);
+    auto call = [&](auto n) {
+      tile_avx2<kNibbles, kHalfD, kMinFromD, decltype(n)::value>(group, blocks, pack.block_bytes(), a + r * k, k, s + r * blocks,
+                                                                 t + r * blocks, blocks, b16, y + r * ldy + c0, ldy, width);
+    };
+    switch (rows) {
+      case 1: call(std::integral_constant<int, 1>{}); break;
+      case 2: call(std::integral_constant<int, 2>{}); break;
+      case 3: call(std::integral_constant<int, 3>{}); break;
+      default: call(std::integral_constant<int, 4>{}); break;
+    }
+  }
+}
+
 #endif  // POCK_INT8_X86
 
 }  // namespace
 
-bool int8_gemm_supported() {
+Int8Isa int8_isa() {
 #ifdef POCK_INT8_X86
-  static const bool supported = [] {
+  static const Int8Isa best = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512dq");
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512dq")) {
+      return Int8Isa::kAvx512Vnni;
+    }
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) return Int8Isa::kAvx2;
+    return Int8Isa::kNone;
   }();
-  return supported;
+  const char* forced = std::getenv("POCK_INT8_ISA");
+  if (best == Int8Isa::kAvx512Vnni && forced && std::string_view(forced) == "avx2") return Int8Isa::kAvx2;
+  return best;
 #else
-  return false;
+  return Int8Isa::kNone;
 #endif
 }
+
+bool int8_gemm_supported() { return int8_isa() != Int8Isa::kNone; }
 
 std::shared_ptr<Int8Pack> pack_weight_rows(BlockFormat format, const uint8_t* w, int64_t n, int64_t k, int64_t row_bytes,
                                            pthreadpool_t pool) {
@@ -245,7 +355,7 @@ void quantize_rows(const float* x, int64_t m, int64_t len, int8_t* a, float* s, 
   const int64_t blocks = len / 32;
   parallel_for(pool, static_cast<size_t>(m * blocks), 256, [&](size_t begin, size_t end) {
 #ifdef POCK_INT8_X86
-    if (int8_gemm_supported()) {
+    if (int8_isa() == Int8Isa::kAvx512Vnni) {
       for (size_t i = begin; i < end; ++i) quantize_block(x + i * 32, a + i * 32, s + i, t + i);
       return;
     }
@@ -264,9 +374,22 @@ void int8_gemm(const Int8Pack& pack, const int8_t* a, const float* s, const floa
                int64_t ldy, pthreadpool_t pool) {
 #ifdef POCK_INT8_X86
   const size_t groups = static_cast<size_t>(pack.groups());
+  const bool vnni = int8_isa() == Int8Isa::kAvx512Vnni;
   parallel_for(pool, groups, balanced_tile(pool, groups, 1), [&](size_t begin, size_t end) {
     for (size_t g = begin; g < end; ++g) {
       const auto group = static_cast<int64_t>(g);
+      if (!vnni) {
+        if (pack.nibbles && pack.min_from_d == 0) {
+          rows_of_group_avx2<true, true, 0>(pack, group, a, s, t, m, bias, y, ldy);
+        } else if (pack.nibbles) {
+          rows_of_group_avx2<true, true, 8>(pack, group, a, s, t, m, bias, y, ldy);
+        } else if (pack.half_d) {
+          rows_of_group_avx2<false, true, 128>(pack, group, a, s, t, m, bias, y, ldy);
+        } else {
+          rows_of_group_avx2<false, false, 128>(pack, group, a, s, t, m, bias, y, ldy);
+        }
+        continue;
+      }
       if (pack.nibbles && pack.min_from_d == 0) {
         rows_of_group<true, true, 0>(pack, group, a, s, t, m, bias, y, ldy);
       } else if (pack.nibbles) {

@@ -38,7 +38,11 @@ struct Int8Pack {
   int64_t block_bytes() const { return (int_bytes() + d_bytes() + (min_from_d == 0 ? 32 : 0) + 63) / 64 * 64; }
 };
 
-// AVX-512 with VNNI, BW and VL on this CPU (the kernels below need it).
+// What runs the products here: AVX-512 VNNI (vpdpbusd), else AVX2 (vpmaddubsw + vpmaddwd, about a
+// third of the speed), else nothing (the ops fall to ref). POCK_INT8_ISA=avx2 picks AVX2 on a
+// VNNI machine (tests of both paths).
+enum class Int8Isa { kNone, kAvx2, kAvx512Vnni };
+Int8Isa int8_isa();
 bool int8_gemm_supported();
 
 // For y = x Wᵀ: W's n rows of `format` blocks (q8_0, q4_0, q4_1), k values each.

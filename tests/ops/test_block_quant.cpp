@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <utility>
@@ -354,7 +355,8 @@ TEST_CASE("compute int8 is refused for K-quants, unknown values and a dy not in 
 #ifdef POCK_HAVE_OPENBLAS
 // AVX-512 VNNI where the CPU has it (row tiles of 8 and their remainders, partial column groups,
 // shared packs); ref elsewhere, which the binding check states.
-TEST_CASE("cpu int8 LinearQ and LinearQInputGrad match ref", "[ops][cpu][block_quant]") {
+// The cpu's int8 products against ref over tile remainders, partial column groups and shared packs.
+void check_cpu_int8(bool bound_to_cpu) {
   struct Shape3 {
     int64_t m, n, k;
   };
@@ -366,14 +368,36 @@ TEST_CASE("cpu int8 LinearQ and LinearQInputGrad match ref", "[ops][cpu][block_q
       const Attrs a = int8_attrs(f, s.k);
       const std::string want = BoundCase::open({"LinearQ", {input({s.m, s.k}, 1), w}, a}, "cpu").backend_of("LinearQ");
       INFO("bound to " << want);
-#if defined(__x86_64__) && defined(__GNUC__)
-      if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw")) CHECK(want == "cpu");
-#endif
+      if (bound_to_cpu) CHECK(want == "cpu");
       check_against_ref("cpu", {"LinearQ", {input({s.m, s.k}, ++seed), w, input({s.n}, ++seed)}, a}, want);
       check_against_ref("cpu", {"LinearQ", {input({s.m, s.k}, ++seed), w}, a}, want);
       if (s.n % 32 == 0) check_against_ref("cpu", {"LinearQInputGrad", {input({s.m, s.n}, ++seed), w}, a}, want);
     }
   }
+}
+
+// AVX-512 VNNI where the CPU has it; ref elsewhere, which the binding check states.
+TEST_CASE("cpu int8 LinearQ and LinearQInputGrad match ref", "[ops][cpu][block_quant]") {
+  bool vnni = false;
+#if defined(__x86_64__) && defined(__GNUC__)
+  vnni = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+#endif
+  check_cpu_int8(vnni);
+}
+
+// The AVX2 path (vpmaddubsw; q8 through the sign trick), forced on a VNNI machine.
+TEST_CASE("cpu int8 on AVX2 matches ref", "[ops][cpu][block_quant]") {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("f16c")) {
+    WARN("skipped: this CPU has no AVX2");
+    return;
+  }
+  setenv("POCK_INT8_ISA", "avx2", 1);
+  check_cpu_int8(true);
+  unsetenv("POCK_INT8_ISA");
+#else
+  WARN("skipped: not an x86 build");
+#endif
 }
 #endif
 
