@@ -351,6 +351,40 @@ std::shared_ptr<Int8Pack> pack_weight_columns(BlockFormat format, const uint8_t*
   return ok.load() ? pack : nullptr;
 }
 
+void decode_pack_row(const Int8Pack& pack, int64_t j, float* out) {
+  const int64_t cc = j % 16;
+  const uint8_t* group = pack.data.data() + (j / 16) * pack.blocks * pack.block_bytes();
+  for (int64_t b = 0; b < pack.blocks; ++b, group += pack.block_bytes(), out += 32) {
+    const uint8_t* scales = group + pack.int_bytes();
+    float d = 0.0f;
+    if (pack.half_d) {
+      uint16_t h;
+      std::memcpy(&h, scales + 2 * cc, 2);
+      d = half_to_float(h);
+    } else {
+      std::memcpy(&d, scales + 4 * cc, 4);
+    }
+    float m = -static_cast<float>(pack.min_from_d) * d;
+    if (pack.min_from_d == 0) {
+      uint16_t h;
+      std::memcpy(&h, scales + pack.d_bytes() + 2 * cc, 2);
+      m = half_to_float(h);
+    }
+    for (int i = 0; i < 32; ++i) {
+      const int j4 = i / 4, byte = i % 4;
+      int u = 0;
+      if (pack.nibbles) {
+        const uint8_t v = group[(j4 % 4) * 64 + cc * 4 + byte];
+        u = j4 < 4 ? (v & 0x0f) : (v >> 4);
+      } else {
+        u = group[j4 * 64 + cc * 4 + byte];
+      }
+      // q8: d (q + 128) - 128 d = d q exactly (an f16 d times 8 bits needs 19 of f32's 24).
+      out[i] = d * static_cast<float>(u) + m;
+    }
+  }
+}
+
 void quantize_rows(const float* x, int64_t m, int64_t len, int8_t* a, float* s, float* t, pthreadpool_t pool) {
   const int64_t blocks = len / 32;
   parallel_for(pool, static_cast<size_t>(m * blocks), 256, [&](size_t begin, size_t end) {

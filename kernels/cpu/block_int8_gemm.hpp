@@ -52,6 +52,9 @@ std::shared_ptr<Int8Pack> pack_weight_rows(BlockFormat format, const uint8_t* w,
 std::shared_ptr<Int8Pack> pack_weight_columns(BlockFormat format, const uint8_t* w, int64_t n, int64_t k, int64_t row_bytes,
                                               pthreadpool_t pool);
 
+// Row j of a rows pack decoded to f32 (d u + m): the values ref decodes from the blocks.
+void decode_pack_row(const Int8Pack& pack, int64_t j, float* out);
+
 // Rows [m, len] (len % 32 == 0) quantized per 32-value block: a [m, len], s and t [m, len / 32].
 void quantize_rows(const float* x, int64_t m, int64_t len, int8_t* a, float* s, float* t, pthreadpool_t pool);
 

@@ -15,6 +15,7 @@
 #ifdef POCK_HAVE_OPENBLAS
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <new>
 #include <string>
 #include <string_view>
@@ -111,14 +112,15 @@ bool accepts(const pock_op_desc& op) { return op.num_inputs >= 2 && op.num_outpu
 
 // The weight's pack for integer products (its rows for y = x Wᵀ, or its requantized columns for
 // dx = dy W), built by the first op over it and shared by every other.
-Status shared_pack(const pock_op_desc& op, const Plan& plan, bool columns, std::shared_ptr<Int8Pack>* out) {
-  if (!op.inputs[1].data) return Status(Code::kInvalidArgument, std::string(op.op) + " '" + op.name + "': compute int8 needs a constant weight");
+Status shared_pack(const pock_op_desc& op, const Plan& plan, bool columns, std::shared_ptr<Int8Pack>* out, int weight_input = 1) {
+  const pock_tensor_desc& weight = op.inputs[weight_input];
+  if (!weight.data) return Status(Code::kInvalidArgument, std::string(op.op) + " '" + op.name + "': compute int8 needs a constant weight");
   const std::string key = std::string(columns ? "int8 columns " : "int8 rows ") +
-                          std::to_string(reinterpret_cast<uintptr_t>(op.inputs[1].data)) + " " +
+                          std::to_string(reinterpret_cast<uintptr_t>(weight.data)) + " " +
                           block_format_name(plan.p.format) + " " + std::to_string(plan.n) + "x" + std::to_string(plan.k());
   *out = std::static_pointer_cast<Int8Pack>(plan.scope->find_shared(key));
   if (*out) return Status::ok();
-  const auto* w = static_cast<const uint8_t*>(op.inputs[1].data);
+  const auto* w = static_cast<const uint8_t*>(weight.data);
   *out = columns ? pack_weight_columns(plan.p.format, w, plan.n, plan.k(), plan.p.row_bytes, plan.pool)
                  : pack_weight_rows(plan.p.format, w, plan.n, plan.k(), plan.p.row_bytes, plan.pool);
   if (!*out || !plan.scope->put_shared(key, *out)) {
@@ -340,6 +342,51 @@ bool head_accepts(const pock_op_desc& op) {
   return accepts_operands(op) && params::parse(op, &p).is_ok() && p.int8;
 }
 
+// GatherQ with compute "int8": the rows come from the pack the LM head's int8 products share (the
+// tied embedding), exactly the values ref decodes from the blocks, so that the table's blocks in
+// the mapped file are never read again: random token rows would keep most of its pages resident.
+bool gather_accepts(const pock_op_desc& op) {
+  if (op.num_inputs != 2 || op.num_outputs != 1) return false;
+  const pock_tensor_desc &table = op.inputs[0], &ids = op.inputs[1];
+  params::BlockQuantParams p;
+  return table.dtype == POCK_U8 && table.rank == 2 && (ids.dtype == POCK_I32 || ids.dtype == POCK_I64) &&
+         params::parse(op, &p).is_ok() && p.int8 && int8_gemm_supported();
+}
+
+Status gather_prepare(const pock_op_desc& op, KernelScope& scope, void** state) {
+  auto plan = std::unique_ptr<Plan>(new (std::nothrow) Plan);
+  if (!plan) return Status(Code::kOutOfMemory, std::string(op.op) + " plan");
+  POCK_RETURN_IF_ERROR(params::parse(op, &plan->p));
+  plan->n = op.inputs[0].dims[0];
+  plan->scope = &scope;
+  plan->pool = thread_pool_for(op.num_threads);
+  POCK_RETURN_IF_ERROR(shared_pack(op, *plan, false, &plan->pack, 0));
+  *state = plan.release();
+  return Status::ok();
+}
+
+Status gather_q(const KernelCall& c) {
+  const Plan& plan = *static_cast<const Plan*>(c.state);
+  const pock_tensor_desc& ids = c.in(1);
+  const int64_t count = dims_product(ids, 0, ids.rank), rows = plan.n, k = plan.k();
+  auto id_at = [&](int64_t i) {
+    return ids.dtype == POCK_I32 ? int64_t{static_cast<const int32_t*>(ids.data)[i]} : static_cast<const int64_t*>(ids.data)[i];
+  };
+  for (int64_t i = 0; i < count; ++i) {  // every index checked before anything is written, as ref does
+    const int64_t v = id_at(i);
+    if (v < -rows || v >= rows) {
+      return c.error("index " + std::to_string(v) + " at position " + std::to_string(i) + " is out of range [" +
+                     std::to_string(-rows) + ", " + std::to_string(rows) + ")");
+    }
+  }
+  float* y = c.out_data<float>(0);
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t v = id_at(i);
+    decode_pack_row(*plan.pack, v < 0 ? v + rows : v, y + i * k);
+  }
+  return Status::ok();
+}
+
 KernelDef def(const char* op, KernelFn run) {
   KernelDef d{op, DType::kF32, run, kCpuScore, nullptr, release};
   d.prepare_scoped = prepare;
@@ -355,6 +402,10 @@ void register_block_quant(KernelTable& t) {
   KernelDef head = def("LinearQCrossEntropy", linear_q_cross_entropy);
   head.accepts = head_accepts;  // int8 only: exact stays unfused (the compiler fuses int8 heads)
   t.add(head);
+  KernelDef gather{"GatherQ", DType::kU8, gather_q, kCpuScore, nullptr, release};
+  gather.prepare_scoped = gather_prepare;
+  gather.accepts = gather_accepts;
+  t.add(gather);
 }
 
 }  // namespace pock::cpu

@@ -563,3 +563,28 @@ TEST_CASE("neon LinearQCrossEntropy (int8) matches ref, with and without the gra
   }
 }
 #endif
+
+#ifdef POCK_HAVE_OPENBLAS
+// With compute int8 the cpu reads the rows from the weight's int8 pack: exactly ref's values.
+TEST_CASE("cpu GatherQ (int8) gives ref's rows exactly and refuses an index out of range", "[ops][cpu][block_quant]") {
+  uint32_t seed = 600;
+  for (const Format& f : {kFormats[0], kFormats[1], kFormats[2]}) {
+    INFO(f.name);
+    const int64_t rows = 37, k = 96;
+    const Operand table = frozen_u8s({rows, row_bytes(f, k)}, random_blocks(f, rows, k, ++seed));
+    const OpCase c{"GatherQ", {table, int64s({2, 4}, {3, 0, 36, -1, 17, 16, 3, -37})}, int8_attrs(f, k)};
+    BoundCase fast = BoundCase::open(c, "cpu"), ref = BoundCase::open(c, "ref");
+    bool vnni_or_avx2 = false;
+#if defined(__x86_64__) && defined(__GNUC__)
+    vnni_or_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+#endif
+    if (vnni_or_avx2) CHECK(fast.backend_of("GatherQ") == "cpu");
+    CHECK(fast.infer() == ref.infer());
+    auto bad = run_op("GatherQ", {HostTensor::make(DType::kU8, {rows, row_bytes(f, k)}, random_blocks(f, rows, k, seed)),
+                                  HostTensor::i64({1}, {rows})},
+                      int8_attrs(f, k), {}, "cpu");
+    REQUIRE_FALSE(bad.is_ok());
+    CHECK_THAT(bad.status().message(), Catch::Contains("out of range"));
+  }
+}
+#endif

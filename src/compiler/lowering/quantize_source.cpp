@@ -69,7 +69,8 @@ Result<int> quantize_frozen_to_blocks(Graph& g, std::vector<Node>& nodes, const 
     if (blocks == kNoTensor) continue;
     n.attrs = Attrs{{"format", it->second.format}, {"in_features", g.tensor(weight).shape[1]}};
     const std::optional<BlockFormat> format = parse_block_format(it->second.format);
-    if (linear && shared.int8_compute && format && has_int8_view(*format)) n.attrs.set("compute", std::string("int8"));
+    // A GatherQ too: its cpu kernel then reads the rows from the int8 products' pack of a tied table.
+    if (shared.int8_compute && format && has_int8_view(*format)) n.attrs.set("compute", std::string("int8"));
     if (linear) {
       n.op = "LinearQ";
       n.inputs = {n.inputs[0], blocks, n.inputs.size() > 2 ? n.inputs[2] : kNoTensor};
