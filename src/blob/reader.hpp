@@ -1,6 +1,7 @@
 // Loading a blob: structural checks (header, sections, checksums, FlatBuffer verifier) and then
 // full consistency (every index, offset, size and op type), before anything runs.
 #pragma once
+#include <functional>
 #include <cstdint>
 #include <string>
 
@@ -20,6 +21,9 @@ struct BlobView {
 
 struct VerifyOptions {
   bool check_weights_crc = true;  // costs one pass over the weights
+  // Called on each checked stretch of the weights section, in order: a file-backed caller lets
+  // those pages go as the check passes, instead of holding the whole blob resident at its end.
+  std::function<void(const uint8_t* data, size_t size)> after_check;
 };
 
 // Level 1 and 2 verification. On success `view` points into `data`, which must outlive it.

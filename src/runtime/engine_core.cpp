@@ -38,7 +38,10 @@ EngineCore::~EngineCore() {
 
 Status EngineCore::init(const uint8_t* data, size_t size, const EngineOptions& options) {
   options_ = options;
-  POCK_RETURN_IF_ERROR(open_blob(data, size, VerifyOptions{}, &view_));
+  VerifyOptions verify;
+  // A blob mapped from its file: the checksum pass need not leave all of it resident.
+  if (file_.data() == data) verify.after_check = [this](const uint8_t* p, size_t n) { file_.drop_range(p, n); };
+  POCK_RETURN_IF_ERROR(open_blob(data, size, verify, &view_));
   const fb::Program& p = *view_.program;
   POCK_RETURN_IF_ERROR(check_memory_budget());
   backends_ = BackendSet::open(options_.backend_plugins);
@@ -66,6 +69,9 @@ Status EngineCore::init(const uint8_t* data, size_t size, const EngineOptions& o
     if (t.trainable()) trainable_.push_back(static_cast<int32_t>(i));
   }
   if (p.step_tensor() >= 0) step_ = static_cast<int64_t*>(tensors_[p.step_tensor()].data);
+  // The initial values are copied: their pages go before the kernels read (and repack) weights,
+  // so that opening never holds both.
+  if (file_.data() == data) file_.drop_resident();
 
   for (const fb::Function* f : *p.functions()) {
     Function fn;

@@ -47,6 +47,14 @@ void MappedFile::drop_resident() const {
   if (data_ && size_) ::madvise(data_, size_, MADV_DONTNEED);  // a private read-only file mapping
 }
 
+void MappedFile::drop_range(const uint8_t* p, size_t n) const {
+  if (!data_ || p < data_ || p + n > data_ + size_) return;
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 namespace {
 // From here on a buffer is mapped rather than allocated: below, the pages it spans are few and a
 // memset costs nothing worth avoiding.

@@ -20,6 +20,8 @@ class MappedFile {
   // Releases the mapping's resident pages (MADV_DONTNEED); the contents stay readable, faulted
   // back in from the file as they are read. Best effort: nothing to report if the system declines.
   void drop_resident() const;
+  // The same for the whole pages inside [p, p + n), a stretch of this mapping.
+  void drop_range(const uint8_t* p, size_t n) const;
 
  private:
   uint8_t* data_ = nullptr;
