@@ -1,0 +1,70 @@
+"""The table and results JSON of benchmarks/cuda/check.sh: per (workload, scheme), PockEngine's
+cuda steps/s (from `pockc train --log`) against PyTorch's on the same GPU (torch_peer.py).
+
+  compare.py WORK_DIR OUT.json
+
+WORK_DIR/<workload>/<scheme>.{pock.jsonl,torch.json} are the two sides' outputs; a missing one
+is reported as such. NOT YET RUN ON A GPU: written on a machine without one.
+"""
+import json
+import os
+import statistics
+import sys
+
+
+def pock_side(path, warmup):
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        recs = [json.loads(line) for line in f if line.strip()]
+    ms = [r["ms"] for r in recs[warmup:]]
+    return {"samples_ms": ms, "losses": [r["loss"] for r in recs]} if ms else None
+
+
+def torch_side(path):
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        lines = [line for line in f.read().splitlines() if line.startswith("{")]
+    return json.loads(lines[-1]) if lines else None
+
+
+def main():
+    work, out_path = sys.argv[1], sys.argv[2]
+    warmup = int(os.environ.get("WARMUP", "3"))
+    rows = []
+    for workload in sorted(os.listdir(work)):
+        d = os.path.join(work, workload)
+        if not os.path.isdir(d):
+            continue
+        for name in sorted(os.listdir(d)):
+            if not name.endswith(".pock.jsonl"):
+                continue
+            scheme = name[: -len(".pock.jsonl")]
+            pock = pock_side(os.path.join(d, name), warmup)
+            peer = torch_side(os.path.join(d, scheme + ".torch.json"))
+            row = {"workload": workload, "scheme": scheme}
+            if pock:
+                row["pock_ms"] = statistics.median(pock["samples_ms"])
+                row["pock_first_loss"] = pock["losses"][0]
+            if peer:
+                row["torch_ms"] = statistics.median(peer["samples_ms"])
+                row["torch_first_loss"] = peer["losses"][0]
+                row["device"] = peer.get("device")
+            if pock and peer:
+                row["speedup_vs_torch"] = row["torch_ms"] / row["pock_ms"]
+            rows.append(row)
+    with open(out_path, "w") as f:
+        json.dump({"rows": rows}, f, indent=1)
+    print(f"{'workload':12} {'scheme':12} {'pock steps/s':>13} {'torch steps/s':>14} {'ratio':>7}  first loss (pock / torch)")
+    for r in rows:
+        p = f"{1e3 / r['pock_ms']:13.2f}" if "pock_ms" in r else f"{'-':>13}"
+        t = f"{1e3 / r['torch_ms']:14.2f}" if "torch_ms" in r else f"{'-':>14}"
+        x = f"{r['speedup_vs_torch']:7.2f}" if "speedup_vs_torch" in r else f"{'-':>7}"
+        losses = f"{r.get('pock_first_loss', float('nan')):.4f} / {r.get('torch_first_loss', float('nan')):.4f}"
+        print(f"{r['workload']:12} {r['scheme']:12} {p} {t} {x}  {losses}")
+    print(f"results: {out_path}")
+
+
+if __name__ == "__main__":
+    main()
