@@ -1,7 +1,7 @@
 # CUDA backend. POCK_WITH_CUDA: AUTO (on when nvcc is found), ON (nvcc required), OFF.
 # nvcc is looked for in CMAKE_CUDA_COMPILER, $CUDACXX, PATH, $CUDA_HOME/bin, $CUDA_PATH/bin and
 # /usr/local/cuda/bin. Results: POCK_HAVE_CUDA, POCK_CUDA_INCLUDE_DIRS, POCK_CUDA_LIBRARIES (the CUDA
-# runtime, cuBLAS, cuBLASLt and cuDNN, which the backend's kernels call).
+# runtime and cuDNN, linked), POCK_CUBLAS_LIBRARY (cuBLAS's soname, opened when a GPU is used).
 set(POCK_HAVE_CUDA OFF)
 set(POCK_CUDA_INCLUDE_DIRS "")
 set(POCK_CUDA_LIBRARIES "")
@@ -40,7 +40,12 @@ if(NOT _pock_with_cuda MATCHES "^(OFF|FALSE|NO|0)$")
                           "or configure with -DPOCK_WITH_CUDA=OFF")
     endif()
     set(POCK_HAVE_CUDA ON)
-    set(POCK_CUDA_LIBRARIES CUDA::cudart_static CUDA::cublas CUDA::cublasLt ${POCK_CUDNN_LIBRARY})
+    # cuBLAS is opened at run time (kernels/cuda/cublas_api.cpp): linked, it would cost every
+    # process about 210 MB of resident memory at load, GPU or not. Its headers come from the
+    # toolkit; the soname from its version. cuDNN's front library is small and loads its parts
+    # itself, so it is linked.
+    set(POCK_CUBLAS_LIBRARY "libcublas.so.${CUDAToolkit_VERSION_MAJOR}")
+    set(POCK_CUDA_LIBRARIES CUDA::cudart_static ${POCK_CUDNN_LIBRARY} ${CMAKE_DL_LIBS})
     list(APPEND POCK_CUDA_INCLUDE_DIRS ${POCK_CUDNN_INCLUDE_DIR})
     # CUDA 13 moved CCCL (libcu++, CUB, Thrust) under include/cccl; host code needs it too.
     foreach(dir ${CUDAToolkit_INCLUDE_DIRS})

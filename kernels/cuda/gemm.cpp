@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kernels/cuda/cublas_api.hpp"
 #include "kernels/cuda/cuda_util.hpp"
 #include "kernels/cuda/stream.hpp"
 
@@ -50,14 +51,15 @@ Status gemm(pock_dtype dtype, const GemmShape& s, float alpha, const void* a, co
   const int lda = static_cast<int>(s.ta ? s.m : s.k);
   const int ldc = n;
   cublasHandle_t handle = current_cublas();
-  if (!handle) return Status(Code::kInternal, what + ": no cuBLAS handle (called outside the cuda backend)");
+  const CublasApi* blas = cublas_api(nullptr);
+  if (!handle || !blas) return Status(Code::kInternal, what + ": no cuBLAS handle (called outside the cuda backend)");
   cublasStatus_t st;
   if (batch.a_pointers) {
-    st = cublasGemmBatchedEx(handle, op_b, op_a, n, m, k, &alpha, batch.b_pointers, type, ldb, batch.a_pointers, type, lda,
+    st = blas->gemm_batched(handle, op_b, op_a, n, m, k, &alpha, batch.b_pointers, type, ldb, batch.a_pointers, type, lda,
                              &beta, batch.c_pointers, type, ldc, static_cast<int>(batch.count), compute,
                              CUBLAS_GEMM_DEFAULT);
   } else {
-    st = cublasGemmStridedBatchedEx(handle, op_b, op_a, n, m, k, &alpha, b, type, ldb, batch.stride_b, a, type, lda,
+    st = blas->gemm_strided_batched(handle, op_b, op_a, n, m, k, &alpha, b, type, ldb, batch.stride_b, a, type, lda,
                                     batch.stride_a, &beta, c, type, ldc, batch.stride_c, static_cast<int>(batch.count),
                                     compute, CUBLAS_GEMM_DEFAULT);
   }

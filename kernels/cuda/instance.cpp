@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "kernels/cuda/cublas_api.hpp"
 #include "kernels/cuda/device_error.hpp"
 #include "kernels/cuda/stream.hpp"
 
@@ -50,7 +51,7 @@ Instance::~Instance() {
   cudaSetDevice(device_);
   if (stream_) cudaStreamSynchronize(stream_);
   if (cudnn_) cudnnDestroy(cudnn_);
-  if (cublas_) cublasDestroy(cublas_);
+  if (cublas_) cublas_api(nullptr)->destroy(cublas_);
   if (workspace_) cudaFree(workspace_);
   if (error_word_host_) cudaFreeHost(error_word_host_);
   if (stream_) cudaStreamDestroy(stream_);
@@ -95,14 +96,17 @@ Status Instance::start_once() {
   if ((e = cudaHostGetDevicePointer(reinterpret_cast<void**>(&error_word_device_), error_word_host_, 0)) != cudaSuccess) {
     return fail("cudaHostGetDevicePointer (error word)", e);
   }
-  const cublasStatus_t b = cublasCreate(&cublas_);
+  std::string why;
+  const CublasApi* blas = cublas_api(&why);
+  if (!blas) return Status(Code::kBackend, why);
+  const cublasStatus_t b = blas->create(&cublas_);
   if (b != CUBLAS_STATUS_SUCCESS) {
     cublas_ = nullptr;
-    return Status(Code::kBackend, std::string("cuda: cublasCreate: ") + cublasGetStatusName(b));
+    return Status(Code::kBackend, "cuda: cublasCreate: " + cublas_status_text(b));
   }
-  cublasSetStream(cublas_, stream_);
+  blas->set_stream(cublas_, stream_);
   // Results must not depend on the run: no atomics-based reductions inside cuBLAS.
-  cublasSetAtomicsMode(cublas_, CUBLAS_ATOMICS_NOT_ALLOWED);
+  blas->set_atomics_mode(cublas_, CUBLAS_ATOMICS_NOT_ALLOWED);
   return Status::ok();
 }
 
@@ -175,7 +179,7 @@ Status check(cublasStatus_t status, const std::string& what) {
   const Code code = status == CUBLAS_STATUS_EXECUTION_FAILED ? Code::kBackend
                     : status == CUBLAS_STATUS_ALLOC_FAILED  ? Code::kOutOfMemory
                                                             : Code::kInternal;
-  return Status(code, what + ": " + cublasGetStatusName(status) + " (" + cublasGetStatusString(status) + ")");
+  return Status(code, what + ": " + cublas_status_text(status));
 }
 
 Status check(cudnnStatus_t status, const std::string& what) {

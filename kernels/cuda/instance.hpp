@@ -44,7 +44,7 @@ class Instance {
   // a kernel writes the id of its site into error_word(); synchronize reports the site's message.
   int32_t add_error_site(const std::string& message);
   int32_t* error_word_device() const { return error_word_device_; }
-  // The first site recorded since the last call (0: none), cleared. Call after the stream is idle.
+  // The site recorded since the last call (0: none), cleared. Call after the stream is idle.
   int32_t take_error_site();
   const std::string& error_site_message(int32_t site) const { return sites_[static_cast<size_t>(site - 1)]; }
   // A second mapped word, for pock_all_finite's answer.
