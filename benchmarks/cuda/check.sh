@@ -66,7 +66,7 @@ for name in sys.argv[2:]:
             json.dump(run_bench.recipe(w, w.scheme(sname)), f, indent=1)
         print(name, sname, path)
 PY
-while read -r workload scheme recipe; do
+while read -r -u 3 workload scheme recipe; do  # fd 3: the commands below never eat the list
   d="$WORK/$workload"
   if [ ! -f "$d/model.onnx" ]; then
     say "[$workload] export (PyTorch, CPU)"
@@ -87,7 +87,7 @@ while read -r workload scheme recipe; do
   [ "${POCK_CUDA_TF32:-0}" = 1 ] && tf32="--tf32"
   "$PYTHON" benchmarks/cuda/torch_peer.py train "$workload" "$scheme" --steps "$STEPS" --warmup "$WARMUP" $tf32 \
       > "$d/$scheme.torch.json" 2> "$d/$scheme.torch.err" || tail -5 "$d/$scheme.torch.err"
-done < "$WORK/recipes.txt"
+done 3< "$WORK/recipes.txt"
 WARMUP=$WARMUP "$PYTHON" benchmarks/cuda/compare.py "$WORK" "$WORK/results.json"
 say "done"
 exit "$ctest_status"

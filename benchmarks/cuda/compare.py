@@ -29,6 +29,17 @@ def torch_side(path):
     return json.loads(lines[-1]) if lines else None
 
 
+def placement(path):
+    """`pockc inspect`'s line on where the blob's ops run ("the blob prefers cpu x3, cuda x31, ...")."""
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        for line in f:
+            if "the blob prefers" in line:
+                return line.strip().split("the blob prefers", 1)[1].split(",  chosen")[0].strip(" ,")
+    return None
+
+
 def main():
     work, out_path = sys.argv[1], sys.argv[2]
     warmup = int(os.environ.get("WARMUP", "3"))
@@ -43,7 +54,8 @@ def main():
             scheme = name[: -len(".pock.jsonl")]
             pock = pock_side(os.path.join(d, name), warmup)
             peer = torch_side(os.path.join(d, scheme + ".torch.json"))
-            row = {"workload": workload, "scheme": scheme}
+            row = {"workload": workload, "scheme": scheme,
+                   "placement": placement(os.path.join(d, scheme + ".inspect.txt"))}
             if pock:
                 row["pock_ms"] = statistics.median(pock["samples_ms"])
                 row["pock_first_loss"] = pock["losses"][0]
@@ -63,6 +75,8 @@ def main():
         x = f"{r['speedup_vs_torch']:7.2f}" if "speedup_vs_torch" in r else f"{'-':>7}"
         losses = f"{r.get('pock_first_loss', float('nan')):.4f} / {r.get('torch_first_loss', float('nan')):.4f}"
         print(f"{r['workload']:12} {r['scheme']:12} {p} {t} {x}  {losses}")
+    for r in rows:
+        print(f"{r['workload']} {r['scheme']}: ops by backend (Copy counted with its device): {r['placement']}")
     print(f"results: {out_path}")
 
 
