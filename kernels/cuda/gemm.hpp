@@ -10,15 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/gemm_layout.hpp"
 #include "pock/pock.h"
 #include "pock/status.hpp"
 
 namespace pock::cuda {
-
-struct GemmShape {
-  bool ta = false, tb = false;
-  int64_t m = 0, n = 0, k = 0;
-};
 
 // One batch of a GEMM: element offsets (in elements, not bytes) of each A, B and C matrix.
 struct GemmBatch {

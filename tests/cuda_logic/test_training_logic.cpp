@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/cuda/training_params.hpp"
+#include "support/op_runner.hpp"
 #include "tests/cuda_logic/ref_op.hpp"
 
 using namespace pock;
@@ -22,13 +23,6 @@ namespace {
 
 constexpr double kTolerance = 2e-6;
 
-std::vector<float> random_values(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(gen);
-  return v;
-}
 
 void check_close(const std::vector<float>& got, const std::vector<float>& want, const char* what) {
   REQUIRE(got.size() == want.size());
@@ -76,11 +70,11 @@ TEST_CASE("SgdUpdate logic equals ref over several steps", "[cuda_logic]") {
     const char* schedule = variant & 2 ? "cosine" : "linear_warmup";
     INFO("nesterov " << nesterov << ", accumulation " << accumulation);
     constexpr size_t kParam = 40, kGrad = 32;  // a partial-channel gradient: the leading rows only
-    std::vector<float> p_ref = random_values(kParam, 1), p_logic = p_ref;
+    std::vector<float> p_ref = test::random_floats(kParam, 1), p_logic = p_ref;
     std::vector<float> buf_ref(kParam, 0.0f), buf_logic = buf_ref;
     float clip = 0.75f;
     for (int64_t step = 1; step <= 6; ++step) {
-      std::vector<float> g_ref = random_values(kGrad, 100 + static_cast<uint32_t>(step)), g_logic = g_ref;
+      std::vector<float> g_ref = test::random_floats(kGrad, 100 + static_cast<uint32_t>(step)), g_logic = g_ref;
       int64_t step_value = step;
       RefOp op("SgdUpdate");
       op.input(POCK_F32, {40}, p_ref.data()).input(POCK_F32, {32}, g_ref.data()).input(POCK_I64, {}, &step_value)
@@ -108,10 +102,10 @@ TEST_CASE("AdamUpdate logic (Adam and AdamW) equals ref over several steps", "[c
   for (int decoupled = 0; decoupled < 2; ++decoupled) {
     INFO("decoupled " << decoupled);
     constexpr size_t kN = 50;
-    std::vector<float> p_ref = random_values(kN, 7), p_logic = p_ref;
+    std::vector<float> p_ref = test::random_floats(kN, 7), p_logic = p_ref;
     std::vector<float> m_ref(kN, 0.0f), m_logic = m_ref, v_ref(kN, 0.0f), v_logic = v_ref;
     for (int64_t step = 1; step <= 8; ++step) {
-      std::vector<float> g_ref = random_values(kN, 200 + static_cast<uint32_t>(step), -0.1f, 0.1f), g_logic = g_ref;
+      std::vector<float> g_ref = test::random_floats(kN, 200 + static_cast<uint32_t>(step), -0.1f, 0.1f), g_logic = g_ref;
       int64_t step_value = step;
       RefOp op("AdamUpdate");
       op.input(POCK_F32, {50}, p_ref.data()).input(POCK_F32, {50}, g_ref.data()).input(POCK_I64, {}, &step_value)
@@ -137,7 +131,7 @@ TEST_CASE("AdamUpdate logic (Adam and AdamW) equals ref over several steps", "[c
 }
 
 TEST_CASE("MseLoss and MseLossGrad logic equal ref", "[cuda_logic]") {
-  std::vector<float> p = random_values(37, 11), t = random_values(37, 12);
+  std::vector<float> p = test::random_floats(37, 11), t = test::random_floats(37, 12);
   float loss_ref = 0.0f;
   RefOp("MseLoss").input(POCK_F32, {37}, p.data()).input(POCK_F32, {37}, t.data()).output(POCK_F32, {}, &loss_ref).run();
   double total = 0.0;
@@ -154,7 +148,7 @@ TEST_CASE("MseLoss and MseLossGrad logic equal ref", "[cuda_logic]") {
 
 TEST_CASE("SoftmaxCrossEntropy and its gradient logic equal ref, with smoothing and ignored rows", "[cuda_logic]") {
   constexpr int64_t kRows = 6, kClasses = 9;
-  std::vector<float> x = random_values(kRows * kClasses, 21, -4.0f, 4.0f);
+  std::vector<float> x = test::random_floats(kRows * kClasses, 21, -4.0f, 4.0f);
   std::vector<int64_t> labels = {3, -100, 0, 8, -100, 5};
   for (double smoothing : {0.0, 0.1}) {
     INFO("label_smoothing " << smoothing);
@@ -196,7 +190,7 @@ TEST_CASE("SoftmaxCrossEntropy and its gradient logic equal ref, with smoothing 
 }
 
 TEST_CASE("GlobalNormClipScale logic equals ref, clipping and not", "[cuda_logic]") {
-  std::vector<float> a = random_values(30, 31), b = random_values(7, 32);
+  std::vector<float> a = test::random_floats(30, 31), b = test::random_floats(7, 32);
   for (double max_norm : {0.5, 100.0}) {
     float scale_ref = 0.0f;
     RefOp("GlobalNormClipScale").input(POCK_F32, {30}, a.data()).input(POCK_F32, {7}, b.data())
