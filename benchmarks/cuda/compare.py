@@ -3,8 +3,8 @@ cuda steps/s (from `pockc train --log`) against PyTorch's on the same GPU (torch
 
   compare.py WORK_DIR OUT.json
 
-WORK_DIR/<workload>/<scheme>.{pock.jsonl,torch.json} are the two sides' outputs; a missing one
-is reported as such. NOT YET RUN ON A GPU: written on a machine without one.
+WORK_DIR/<workload>/<scheme>.recipe.json names each case; <scheme>.{pock.jsonl,torch.json} are
+the two sides' outputs, a missing one shown as "-". NOT YET RUN ON A GPU: written on a machine without one.
 """
 import json
 import os
@@ -49,10 +49,10 @@ def main():
         if not os.path.isdir(d):
             continue
         for name in sorted(os.listdir(d)):
-            if not name.endswith(".pock.jsonl"):
+            if not name.endswith(".recipe.json"):  # one per scheme asked for, whatever then failed
                 continue
-            scheme = name[: -len(".pock.jsonl")]
-            pock = pock_side(os.path.join(d, name), warmup)
+            scheme = name[: -len(".recipe.json")]
+            pock = pock_side(os.path.join(d, scheme + ".pock.jsonl"), warmup)
             peer = torch_side(os.path.join(d, scheme + ".torch.json"))
             row = {"workload": workload, "scheme": scheme,
                    "placement": placement(os.path.join(d, scheme + ".inspect.txt"))}
