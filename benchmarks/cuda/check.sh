@@ -12,6 +12,9 @@
 #
 # NOT YET RUN ON A GPU: written on a machine without one (checked with bash -n and py_compile).
 #
+# The build needs the Debian packages of scripts/install-deps.sh; where some are missing,
+# CMAKE_ARGS="-DPOCK_WITH_XNNPACK=OFF -DPOCK_WITH_OPENBLAS=OFF" drops the optional CPU libraries
+# (the ONNX importer is needed for step 3).
 # Environment: BUILD_DIR, JOBS (default: all cores), CMAKE_ARGS (extra configure flags),
 # WORKLOADS, STEPS (timed steps per side, default 20), WARMUP (default 3), PYTHON, POCK_CUDA_TF32
 # (1: TF32 GEMMs on both sides).
@@ -42,6 +45,12 @@ ninja -C "$BUILD_DIR" -j "$JOBS" $targets
 say "ctest -L cuda"
 ctest_status=0
 ctest --test-dir "$BUILD_DIR" -L cuda --output-on-failure -j 4 || ctest_status=$?
+# A GPU the CUDA runtime cannot use (a driver older than the toolkit) would pass as "skipped".
+if "$BUILD_DIR/tests/test_device_info" 2>&1 | grep -q "skipped: no CUDA device"; then
+  "$BUILD_DIR/tests/test_device_info" 2>&1 | grep -A2 "skipped" | head -3
+  say "FAILED: the GPU tests skipped themselves: this machine's CUDA runtime sees no usable device"
+  exit 1
+fi
 for t in test_cuda_kernels test_cuda_backend; do
   [ -x "$BUILD_DIR/tests/$t" ] && "$BUILD_DIR/tests/$t" 2>&1 | grep -A3 "warning:" | head -20 || true
 done
