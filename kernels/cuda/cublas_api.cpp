@@ -42,6 +42,7 @@ Loaded load() {
          resolve(library, "cublasSetAtomicsMode", &a.set_atomics_mode, &l.why) &
          resolve(library, "cublasGemmStridedBatchedEx", &a.gemm_strided_batched, &l.why) &
          resolve(library, "cublasGemmBatchedEx", &a.gemm_batched, &l.why) &
+         resolve(library, "cublasSetWorkspace_v2", &a.set_workspace, &l.why) &
          resolve(library, "cublasGetStatusName", &a.status_name, &l.why) &
          resolve(library, "cublasGetStatusString", &a.status_string, &l.why);
   return l;

@@ -22,6 +22,7 @@ struct CublasApi {
                                  const void* const[], cudaDataType, int, const void* const[], cudaDataType, int,
                                  const void*, void* const[], cudaDataType, int, int, cublasComputeType_t,
                                  cublasGemmAlgo_t);
+  cublasStatus_t (*set_workspace)(cublasHandle_t, void*, size_t);
   const char* (*status_name)(cublasStatus_t);
   const char* (*status_string)(cublasStatus_t);
 };

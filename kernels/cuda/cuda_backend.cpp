@@ -2,7 +2,8 @@
 // cuda_families.def. One Instance per init — one per engine or compilation — with its own stream:
 // ops and copies run in stream order without waiting, a copy to the host waits for the work
 // before it, and pock_synchronize reports what failed. Nothing touches the GPU before the first
-// alloc or prepare, so the compiler can ask supports_op on a machine without one.
+// alloc or prepare, so the compiler can ask supports_op on a machine without one. With
+// POCK_CUDA_GRAPHS=1 a step's runs of ops are replayed as CUDA graphs (step_graphs.hpp).
 // Nothing throws across the boundary: every entry point catches, and reports through last_error.
 #include "kernels/cuda/cuda_backend.hpp"
 
@@ -13,6 +14,7 @@
 #include "kernels/cuda/all_finite.hpp"
 #include "kernels/cuda/cuda_families.hpp"
 #include "kernels/cuda/instance.hpp"
+#include "kernels/cuda/step_graphs.hpp"
 #include "kernels/cuda/stream.hpp"
 
 namespace pock {
@@ -39,7 +41,17 @@ struct BoundKernel {
   void* state;
 };
 
-Instance* instance(void* context) { return static_cast<Instance*>(context); }
+// cuBLAS's own workspace when steps are captured: NVIDIA's recommendation for Hopper, ample below.
+constexpr size_t kCublasGraphWorkspace = size_t{32} << 20;
+
+struct Backend {
+  Instance instance;
+  StepGraphs graphs;  // POCK_CUDA_GRAPHS=1; destroyed before the instance's stream
+  bool use_graphs = StepGraphs::enabled_by_environment();
+};
+
+Backend* backend(void* context) { return static_cast<Backend*>(context); }
+Instance* instance(void* context) { return &backend(context)->instance; }
 
 pock_status fail(void* context, const Status& s) {
   instance(context)->last_error = s.message();
@@ -65,6 +77,21 @@ const KernelDef* find_kernel(const pock_op_desc* op) {
   return def;
 }
 
+// Launches the ops recorded for a graph (POCK_CUDA_GRAPHS=1) before the host looks at device
+// memory; a no-op without graphs. The caller holds a ScopedInstance.
+Status launch_recorded(void* context) {
+  Backend* b = backend(context);
+  return b->use_graphs && b->instance.started() ? b->graphs.flush(b->instance) : Status::ok();
+}
+
+// Before an op is prepared or released: what was recorded runs, and graphs go (a workspace may
+// move, a handle may die).
+Status settle_graphs(void* context) {
+  const Status s = launch_recorded(context);
+  if (backend(context)->use_graphs) backend(context)->graphs.clear();
+  return s;
+}
+
 int32_t supports_op(void*, const pock_op_desc* op) {
   try {
     const KernelDef* def = find_kernel(op);
@@ -84,6 +111,7 @@ pock_status prepare_op(void* context, const pock_op_desc* op, void** handle) {
     Instance* in = instance(context);
     if (Status s = in->start(); !s.is_ok()) return fail(context, s);
     ScopedInstance current(in);
+    if (Status s = settle_graphs(context); !s.is_ok()) return fail(context, s);
     void* state = nullptr;
     if (def->prepare_scoped || def->prepare) {
       const Status s = def->prepare_scoped ? def->prepare_scoped(*op, in->scope(), &state) : def->prepare(*op, &state);
@@ -94,6 +122,7 @@ pock_status prepare_op(void* context, const pock_op_desc* op, void** handle) {
       if (def->release) def->release(state);
       return fail(context, Status(Code::kOutOfMemory, "cuda: out of memory preparing an op"));
     }
+    if (backend(context)->use_graphs) backend(context)->graphs.reserve_one_more();
     *handle = bound;
     return POCK_OK;
   } catch (const std::bad_alloc&) {
@@ -109,6 +138,10 @@ pock_status execute_op(void* context, void* handle, const pock_op_desc* op) {
     cudaSetDevice(in->device());
     ScopedInstance current(in);
     auto* bound = static_cast<BoundKernel*>(handle);
+    if (backend(context)->use_graphs) {  // launched with its run at the next copy or synchronize
+      backend(context)->graphs.record(bound->def, bound->state, op);
+      return POCK_OK;
+    }
     const Status s = bound->def->run(KernelCall{op, bound->state});
     return s.is_ok() ? POCK_OK : fail(context, s);
   } catch (...) {
@@ -122,6 +155,7 @@ void release_op(void* context, void* handle) {
   Instance* in = instance(context);
   if (in->started()) cudaSetDevice(in->device());
   ScopedInstance current(in);
+  (void)settle_graphs(context);  // nothing to report to: release has no status
   if (bound->def->release) bound->def->release(bound->state);
   delete bound;
 }
@@ -166,6 +200,8 @@ pock_status copy(void* context, void* dst, const void* src, size_t nbytes, int32
   try {
     Instance* in = instance(context);
     if (Status s = in->start(); !s.is_ok()) return fail(context, s);
+    ScopedInstance current(in);
+    if (Status s = launch_recorded(context); !s.is_ok()) return cuda_failure(context, s);
     if (nbytes == 0) return POCK_OK;
     cudaMemcpyKind kind;
     switch (direction) {
@@ -189,6 +225,8 @@ pock_status synchronize(void* context) {
   try {
     Instance* in = instance(context);
     if (!in->started()) return POCK_OK;
+    ScopedInstance current(in);
+    if (Status s = launch_recorded(context); !s.is_ok()) return cuda_failure(context, s);
     const Status s = check(cudaStreamSynchronize(in->stream()), "cuda: a kernel failed");
     if (!s.is_ok()) return cuda_failure(context, s);
     if (const int32_t site = in->take_error_site()) {
@@ -204,6 +242,8 @@ int32_t all_finite(void* context, const void* data, size_t nbytes, pock_dtype dt
   try {
     Instance* in = instance(context);
     if (Status s = in->start(); !s.is_ok()) return fail(context, s), -1;
+    ScopedInstance current(in);
+    if (Status s = launch_recorded(context); !s.is_ok()) return fail(context, s), -1;
     *in->flag_host() = 0;
     Status s = check(launch_find_non_finite(data, nbytes, dtype, in->flag_device(), in->stream()), "cuda: all_finite launch");
     if (s.is_ok()) s = check(cudaStreamSynchronize(in->stream()), "cuda: all_finite");
@@ -216,27 +256,32 @@ int32_t all_finite(void* context, const void* data, size_t nbytes, pock_dtype dt
 
 size_t workspace_bytes(void* context) { return instance(context)->workspace_size(); }
 
+// Diagnostics (kCudaGraphCountExtension): graphs captured and live.
+size_t graph_count(void* context) { return backend(context)->graphs.graphs(); }
+
 const char* last_error(void* context) { return instance(context)->last_error.c_str(); }
 
 void* get_proc_address(void*, const char* name) {
   if (!name) return nullptr;
   if (std::strcmp(name, POCK_EXT_SYNCHRONIZE) == 0) return reinterpret_cast<void*>(static_cast<pock_synchronize_fn>(synchronize));
   if (std::strcmp(name, POCK_EXT_ALL_FINITE) == 0) return reinterpret_cast<void*>(static_cast<pock_all_finite_fn>(all_finite));
+  if (std::strcmp(name, kCudaGraphCountExtension) == 0) return reinterpret_cast<void*>(graph_count);
   if (std::strcmp(name, POCK_EXT_WORKSPACE_BYTES) == 0) {
     return reinterpret_cast<void*>(static_cast<pock_workspace_bytes_fn>(workspace_bytes));
   }
   return nullptr;
 }
 
-void destroy(void* context) { delete instance(context); }
+void destroy(void* context) { delete backend(context); }
 
 }  // namespace
 }  // namespace cuda
 
 pock_status builtin_backend_init_cuda(pock_backend_v1* out) {
   if (!out || out->abi_version < 1 || out->struct_size < sizeof(pock_backend_v1)) return POCK_ERR_INVALID_ARGUMENT;
-  auto* in = new (std::nothrow) cuda::Instance();
+  auto* in = new (std::nothrow) cuda::Backend();
   if (!in) return POCK_ERR_OUT_OF_MEMORY;
+  if (in->use_graphs) in->instance.want_cublas_workspace(cuda::kCublasGraphWorkspace);
   *out = pock_backend_v1{};
   out->abi_version = POCK_BACKEND_ABI_VERSION;
   out->struct_size = sizeof(pock_backend_v1);

@@ -53,6 +53,7 @@ Instance::~Instance() {
   if (cudnn_) cudnnDestroy(cudnn_);
   if (cublas_) cublas_api(nullptr)->destroy(cublas_);
   if (workspace_) cudaFree(workspace_);
+  if (cublas_workspace_) cudaFree(cublas_workspace_);
   if (error_word_host_) cudaFreeHost(error_word_host_);
   if (stream_) cudaStreamDestroy(stream_);
 }
@@ -107,6 +108,11 @@ Status Instance::start_once() {
   blas->set_stream(cublas_, stream_);
   // Results must not depend on the run: no atomics-based reductions inside cuBLAS.
   blas->set_atomics_mode(cublas_, CUBLAS_ATOMICS_NOT_ALLOWED);
+  if (cublas_workspace_bytes_) {
+    if ((e = cudaMalloc(&cublas_workspace_, cublas_workspace_bytes_)) != cudaSuccess) return fail("cudaMalloc (cuBLAS workspace)", e);
+    const cublasStatus_t w = blas->set_workspace(cublas_, cublas_workspace_, cublas_workspace_bytes_);
+    if (w != CUBLAS_STATUS_SUCCESS) return Status(Code::kBackend, "cuda: cublasSetWorkspace: " + cublas_status_text(w));
+  }
   return Status::ok();
 }
 

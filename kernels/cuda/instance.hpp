@@ -29,6 +29,8 @@ class Instance {
   // outcome, so a machine without a GPU gives the same clear message every time.
   Status start();
   bool started() const { return started_; }
+  // Before start: give cuBLAS a workspace of its own, as stream capture (CUDA graphs) needs.
+  void want_cublas_workspace(size_t bytes) { cublas_workspace_bytes_ = bytes; }
   int device() const { return device_; }
 
   cudaStream_t stream() const { return stream_; }
@@ -66,6 +68,8 @@ class Instance {
   bool cudnn_tried_ = false;
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;
+  void* cublas_workspace_ = nullptr;
+  size_t cublas_workspace_bytes_ = 0;
   int32_t* error_word_host_ = nullptr;    // two mapped pinned words (error site, flag): read after a sync
   int32_t* error_word_device_ = nullptr;  // the same word as kernels address it
   std::vector<std::string> sites_;

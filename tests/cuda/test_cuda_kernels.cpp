@@ -10,6 +10,7 @@
 // to 11 (f16) or 8 (bf16) bits: 2e-3 and 1e-2.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -157,4 +158,48 @@ TEST_CASE("a label outside the classes fails the op at synchronize, naming it", 
   // The error does not stick: the next run of a good case succeeds.
   const DeviceCase good{"SoftmaxCrossEntropy", {rnd({3, 4}, 61), i64s({3}, {1, 3, 0})}, {}};
   CHECK(cuda.run(good).status.is_ok());
+}
+
+TEST_CASE("a recorded run of ops is captured once and its replays compute each time", "[cuda]") {
+  if (skip_without_gpu()) return;
+  REQUIRE(setenv("POCK_CUDA_GRAPHS", "1", 1) == 0);
+  CudaBackend cuda;  // reads the switch here
+  unsetenv("POCK_CUDA_GRAPHS");
+  pock_backend_v1& b = cuda.abi();
+  auto graphs = reinterpret_cast<size_t (*)(void*)>(b.get_proc_address(b.context, kCudaGraphCountExtension));
+  REQUIRE(graphs != nullptr);
+  // acc += g, four times: op by op, then captured, then replayed twice.
+  const DeviceCase c{"AccumulateGrad", {rnd({33, 7}, 70), rnd({33, 7}, 71)}, {}};
+  auto described = describe_case(c, false);
+  REQUIRE(described.is_ok());
+  auto d = SpecOpDesc::describe(described->spec, described->spec.ops[0], 1);
+  REQUIRE(d.is_ok());
+  std::vector<void*> buffers;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    void* p = b.alloc(b.context, c.inputs[i].bytes.size(), 64);
+    REQUIRE(p != nullptr);
+    buffers.push_back(p);
+    REQUIRE(b.copy(b.context, p, c.inputs[i].bytes.data(), c.inputs[i].bytes.size(), POCK_COPY_HOST_TO_DEVICE) == POCK_OK);
+    d->input(i).data = p;
+    d->input(i).memory_space = POCK_MEMORY_DEVICE;
+  }
+  void* handle = nullptr;
+  REQUIRE(b.prepare_op(b.context, &d->desc(), &handle) == POCK_OK);
+  auto sync = reinterpret_cast<pock_synchronize_fn>(b.get_proc_address(b.context, POCK_EXT_SYNCHRONIZE));
+  for (int run = 0; run < 4; ++run) {
+    REQUIRE(b.execute_op(b.context, handle, &d->desc()) == POCK_OK);
+    INFO(b.last_error(b.context));
+    REQUIRE(sync(b.context) == POCK_OK);
+  }
+  CHECK(graphs(b.context) == 1);
+  HostOperand acc = c.inputs[0];
+  REQUIRE(b.copy(b.context, acc.bytes.data(), buffers[0], acc.bytes.size(), POCK_COPY_DEVICE_TO_HOST) == POCK_OK);
+  const std::vector<float> got = acc.floats(), a0 = c.inputs[0].floats(), g = c.inputs[1].floats();
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i);
+    CHECK(got[i] == Approx(a0[i] + 4.0f * g[i]).epsilon(1e-6).margin(1e-6));
+  }
+  b.release_op(b.context, handle);
+  CHECK(graphs(b.context) == 0);  // releasing an op drops the graphs
+  for (void* p : buffers) b.free(b.context, p);
 }
