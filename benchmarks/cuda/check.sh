@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The cuda backend on a real GPU, in one prepared run (< 8 minutes on a 16-core H200 box):
+# The cuda backend on a real GPU, in one prepared run (aimed at < 8 minutes on a 16-core H200 box;
+# WORKLOADS, STEPS and GRAPHS trade coverage for time):
 #   1. configure and build with CUDA for sm_90 (BUILD_DIR, default build-cuda): pockc and the
 #      test binaries of tests/cuda and tests/cuda_logic only;
 #   2. `ctest -L cuda`: the GPU parity tests (every cuda kernel against ref, an MLP trained on
@@ -16,15 +17,15 @@
 # CMAKE_ARGS="-DPOCK_WITH_XNNPACK=OFF -DPOCK_WITH_OPENBLAS=OFF" drops the optional CPU libraries
 # (the ONNX importer is needed for step 3).
 # Environment: BUILD_DIR, JOBS (default: all cores), CMAKE_ARGS (extra configure flags),
-# WORKLOADS, STEPS (timed steps per side, default 20), WARMUP (default 3), PYTHON, POCK_CUDA_TF32
-# (1: TF32 GEMMs on both sides).
+# WORKLOADS, STEPS (timed steps per side, default 10), WARMUP (default 2), PYTHON, POCK_CUDA_TF32
+# (1: TF32 GEMMs on both sides), GRAPHS (default 1: PockEngine also runs with POCK_CUDA_GRAPHS=1).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD_DIR=${BUILD_DIR:-build-cuda}
 JOBS=${JOBS:-$(nproc)}
 WORKLOADS=${WORKLOADS:-"bert llama"}
-STEPS=${STEPS:-20}
-WARMUP=${WARMUP:-3}
+STEPS=${STEPS:-10}
+WARMUP=${WARMUP:-2}
 PYTHON=${PYTHON:-python3}
 START=$(date +%s)
 say() { echo "[check.sh $(($(date +%s) - START))s] $*"; }
@@ -33,9 +34,10 @@ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,m
 
 # 1. build
 say "configure $BUILD_DIR (CUDA sm_90)"
+mkdir -p "$BUILD_DIR"
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPOCK_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-      -DPOCK_BUILD_EXAMPLES=OFF -DPOCK_BUILD_PYTHON=OFF ${CMAKE_ARGS:-} > "$BUILD_DIR.configure.log" 2>&1 \
-  || { tail -30 "$BUILD_DIR.configure.log"; exit 1; }
+      -DPOCK_BUILD_EXAMPLES=OFF -DPOCK_BUILD_PYTHON=OFF ${CMAKE_ARGS:-} > "$BUILD_DIR/check-configure.log" 2>&1 \
+  || { tail -30 "$BUILD_DIR/check-configure.log"; exit 1; }
 targets="pockc"
 for f in tests/cuda/test_*.cpp tests/cuda_logic/test_*.cpp; do targets="$targets $(basename "$f" .cpp)"; done
 say "build: $targets"
@@ -91,6 +93,12 @@ while read -r -u 3 workload scheme recipe; do  # fd 3: the commands below never 
   say "[$workload] $scheme: pockc train ($((WARMUP + STEPS)) steps)"
   "$BUILD_DIR/pockc" train "$d/$scheme.pock" --data "$d/batch.npz" --steps $((WARMUP + STEPS)) \
       --log "$d/$scheme.pock.jsonl" > "$d/$scheme.train.log" 2>&1 || tail -5 "$d/$scheme.train.log"
+  if [ "${GRAPHS:-1}" = 1 ]; then
+    rm -f "$d/$scheme.graphs.jsonl"
+    say "[$workload] $scheme: pockc train with POCK_CUDA_GRAPHS=1"
+    POCK_CUDA_GRAPHS=1 "$BUILD_DIR/pockc" train "$d/$scheme.pock" --data "$d/batch.npz" --steps $((WARMUP + STEPS)) \
+        --log "$d/$scheme.graphs.jsonl" > "$d/$scheme.graphs.log" 2>&1 || tail -5 "$d/$scheme.graphs.log"
+  fi
   say "[$workload] $scheme: PyTorch eager on the GPU"
   tf32=""
   [ "${POCK_CUDA_TF32:-0}" = 1 ] && tf32="--tf32"

@@ -42,7 +42,7 @@ def placement(path):
 
 def main():
     work, out_path = sys.argv[1], sys.argv[2]
-    warmup = int(os.environ.get("WARMUP", "3"))
+    warmup = int(os.environ.get("WARMUP", "2"))
     rows = []
     for workload in sorted(os.listdir(work)):
         d = os.path.join(work, workload)
@@ -53,28 +53,39 @@ def main():
                 continue
             scheme = name[: -len(".recipe.json")]
             pock = pock_side(os.path.join(d, scheme + ".pock.jsonl"), warmup)
+            graphs = pock_side(os.path.join(d, scheme + ".graphs.jsonl"), warmup)
             peer = torch_side(os.path.join(d, scheme + ".torch.json"))
             row = {"workload": workload, "scheme": scheme,
                    "placement": placement(os.path.join(d, scheme + ".inspect.txt"))}
             if pock:
                 row["pock_ms"] = statistics.median(pock["samples_ms"])
                 row["pock_first_loss"] = pock["losses"][0]
+            if graphs:
+                row["pock_graphs_ms"] = statistics.median(graphs["samples_ms"])
+                row["pock_graphs_first_loss"] = graphs["losses"][0]
             if peer:
                 row["torch_ms"] = statistics.median(peer["samples_ms"])
                 row["torch_first_loss"] = peer["losses"][0]
                 row["device"] = peer.get("device")
             if pock and peer:
                 row["speedup_vs_torch"] = row["torch_ms"] / row["pock_ms"]
+            if graphs and peer:
+                row["graphs_speedup_vs_torch"] = row["torch_ms"] / row["pock_graphs_ms"]
             rows.append(row)
     with open(out_path, "w") as f:
         json.dump({"rows": rows}, f, indent=1)
-    print(f"{'workload':12} {'scheme':12} {'pock steps/s':>13} {'torch steps/s':>14} {'ratio':>7}  first loss (pock / torch)")
+    def cell(r, key, width, scale=None):
+        if key not in r:
+            return f"{'-':>{width}}"
+        return f"{(1e3 / r[key] if scale else r[key]):{width}.2f}"
+
+    print(f"{'workload':12} {'scheme':8} {'pock steps/s':>13} {'+graphs':>9} {'torch steps/s':>14} {'ratio':>6} "
+          f"{'graphs':>7}  first loss (pock / torch)")
     for r in rows:
-        p = f"{1e3 / r['pock_ms']:13.2f}" if "pock_ms" in r else f"{'-':>13}"
-        t = f"{1e3 / r['torch_ms']:14.2f}" if "torch_ms" in r else f"{'-':>14}"
-        x = f"{r['speedup_vs_torch']:7.2f}" if "speedup_vs_torch" in r else f"{'-':>7}"
         losses = f"{r.get('pock_first_loss', float('nan')):.4f} / {r.get('torch_first_loss', float('nan')):.4f}"
-        print(f"{r['workload']:12} {r['scheme']:12} {p} {t} {x}  {losses}")
+        print(f"{r['workload']:12} {r['scheme']:8} {cell(r, 'pock_ms', 13, 1)} {cell(r, 'pock_graphs_ms', 9, 1)} "
+              f"{cell(r, 'torch_ms', 14, 1)} {cell(r, 'speedup_vs_torch', 6)} {cell(r, 'graphs_speedup_vs_torch', 7)}  "
+              f"{losses}")
     for r in rows:
         print(f"{r['workload']} {r['scheme']}: ops by backend (Copy counted with its device): {r['placement']}")
     print(f"results: {out_path}")
