@@ -37,14 +37,17 @@ Loaded load() {
   }
   // Kept loaded for the process's life: handles may outlive any one engine's teardown order.
   CublasApi& a = l.api;
-  l.ok = resolve(library, "cublasCreate_v2", &a.create, &l.why) & resolve(library, "cublasDestroy_v2", &a.destroy, &l.why) &
-         resolve(library, "cublasSetStream_v2", &a.set_stream, &l.why) &
-         resolve(library, "cublasSetAtomicsMode", &a.set_atomics_mode, &l.why) &
-         resolve(library, "cublasGemmStridedBatchedEx", &a.gemm_strided_batched, &l.why) &
-         resolve(library, "cublasGemmBatchedEx", &a.gemm_batched, &l.why) &
-         resolve(library, "cublasSetWorkspace_v2", &a.set_workspace, &l.why) &
-         resolve(library, "cublasGetStatusName", &a.status_name, &l.why) &
-         resolve(library, "cublasGetStatusString", &a.status_string, &l.why);
+  // Every symbol is looked up, so that the message names the first missing one.
+  bool ok = resolve(library, "cublasCreate_v2", &a.create, &l.why);
+  ok = resolve(library, "cublasDestroy_v2", &a.destroy, &l.why) && ok;
+  ok = resolve(library, "cublasSetStream_v2", &a.set_stream, &l.why) && ok;
+  ok = resolve(library, "cublasSetAtomicsMode", &a.set_atomics_mode, &l.why) && ok;
+  ok = resolve(library, "cublasGemmStridedBatchedEx", &a.gemm_strided_batched, &l.why) && ok;
+  ok = resolve(library, "cublasGemmBatchedEx", &a.gemm_batched, &l.why) && ok;
+  ok = resolve(library, "cublasSetWorkspace_v2", &a.set_workspace, &l.why) && ok;
+  ok = resolve(library, "cublasGetStatusName", &a.status_name, &l.why) && ok;
+  ok = resolve(library, "cublasGetStatusString", &a.status_string, &l.why) && ok;
+  l.ok = ok;
   return l;
 }
 
