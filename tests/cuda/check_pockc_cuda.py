@@ -12,8 +12,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hexagon"))
 try:
-    import numpy as np
-    from check_pockc_plugin import mlp_model  # the same ONNX MLP the plugin check compiles
+    from check_pockc_plugin import losses, write_mlp_task  # the task the plugin check trains
 except ImportError as e:
     print(f"SKIPPED: needs numpy and onnx under {sys.executable} ({e})")
     sys.exit(77)
@@ -32,15 +31,7 @@ def main():
     ap.add_argument("--pockc", required=True)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
-        model, data, recipe = (os.path.join(d, n) for n in ("mlp.onnx", "data.npz", "recipe.json"))
-        mlp_model(model)
-        rng = np.random.RandomState(1)
-        centres = np.array([[2, 0, 0, -1], [-2, 1, 0, 1], [0, -2, 2, 0]], np.float32)
-        label = rng.randint(0, 3, 64).astype(np.int64)
-        np.savez(data, x=(centres[label] + 0.5 * rng.randn(64, 4)).astype(np.float32), label=label)
-        with open(recipe, "w") as f:
-            f.write('{"loss": {"type": "cross_entropy", "logits": "logits"}, "optimizer": {"type": "adam", "lr": 0.02}}')
-
+        model, data, recipe = write_mlp_task(d)
         host, cuda = os.path.join(d, "host.pock"), os.path.join(d, "cuda.pock")
         run(a.pockc, "compile", model, "--recipe", recipe, "-o", host)
         run(a.pockc, "compile", model, "--recipe", recipe, "-o", cuda, "--backend", "cuda")
@@ -62,11 +53,11 @@ def main():
             print(f"PASS: {placed.group(1)} ops placed on cuda; no GPU here, and train says so: "
                   f"{train.strip().splitlines()[-1][:160]}")
             return
-        losses = [float(v) for v in re.findall(r"loss ([0-9.eE+-]+)", train)]
-        if len(losses) < 2 or not losses[-1] < losses[0]:
+        seen = losses(train)
+        if len(seen) < 2 or not seen[-1] < seen[0]:
             print(train)
             sys.exit("FAILED: training on cuda did not lower the loss")
-        print(f"PASS: {placed.group(1)} ops placed on cuda; loss {losses[0]:.4f} -> {losses[-1]:.4f} over 24 steps")
+        print(f"PASS: {placed.group(1)} ops placed on cuda; loss {seen[0]:.4f} -> {seen[-1]:.4f} over 24 steps")
 
 
 if __name__ == "__main__":
