@@ -136,13 +136,8 @@ def cmd_export(args):
     print(json.dumps(out))
 
 
-def cmd_train(args):
-    torch.set_num_threads(args.threads)
-    rss_import = rss_mb()
-    w = workloads.by_name(args.workload)
-    scheme = w.scheme(args.scheme)
-    model = build(w)
-    sum_before = checksum(model.state_dict())
+def prepare_training(model, scheme):
+    """Train mode with the scheme's parameters trainable; returns (trainable params, masked weights)."""
     model.train()
     chosen = workloads.trainable(model, scheme)
     masked = 0
@@ -159,7 +154,17 @@ def cmd_train(args):
     if scheme.freeze_bn_stats:
         for bn in workloads.frozen_bn_modules(model, chosen):
             bn.eval()
-    params = [p for p in model.parameters() if p.requires_grad]
+    return [p for p in model.parameters() if p.requires_grad], masked
+
+
+def cmd_train(args):
+    torch.set_num_threads(args.threads)
+    rss_import = rss_mb()
+    w = workloads.by_name(args.workload)
+    scheme = w.scheme(args.scheme)
+    model = build(w)
+    sum_before = checksum(model.state_dict())
+    params, masked = prepare_training(model, scheme)
     opt = torch.optim.SGD(params, lr=LR, momentum=0.9)
     inputs, labels = workloads.make_batch(w, BATCH_SEED)
     rss_model = rss_mb()

@@ -2,6 +2,12 @@
 # build compiles into pock_runtime, best first, ref last. A backend folder provides
 # pock::builtin_backend_init_<name>; runtime code has no #ifdef list of backends.
 set(POCK_BUILTIN_BACKENDS "")
+# cuda keeps tensors in GPU memory: the compiler places ops there only when asked
+# (CompileOptions::backend = "cuda", `pockc compile --backend cuda`), and the runtime gives it only
+# ops whose tensors are in that memory, so a host blob binds as in a build without CUDA.
+if(POCK_HAVE_CUDA)
+  list(APPEND POCK_BUILTIN_BACKENDS cuda)
+endif()
 if(POCK_HAVE_NEON)
   list(APPEND POCK_BUILTIN_BACKENDS neon)
 endif()

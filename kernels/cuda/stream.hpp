@@ -13,7 +13,7 @@
 namespace pock::cuda {
 
 cudaStream_t current_stream();
-cublasHandle_t current_cublas();  // bound to current_stream()
+cublasHandle_t current_cublas();  // bound to current_stream(); call cuBLAS through cublas_api.hpp (dlopen)
 cudnnHandle_t current_cudnn();    // bound to current_stream(); created on first use
 
 // Scratch device memory owned by the backend instance, grown at prepare time only (a kernel asks

@@ -28,6 +28,24 @@ Result<std::string> best_scoring_backend(const std::vector<pock_backend_v1*>& ba
   return best_name;
 }
 
+namespace {
+
+// Whether the op goes to the requested backend: always for a host backend (the runtime falls back
+// from it per op), and for one with memory of its own only when it claims the op there.
+Result<bool> requested_device_takes(const std::vector<pock_backend_v1*>& backends, const std::string& requested,
+                                    const ProgramSpec& spec, const OpSpec& op) {
+  for (pock_backend_v1* b : backends) {
+    if (requested != b->name || !owns_memory(*b)) continue;
+    POCK_ASSIGN_OR_RETURN(SpecOpDesc d, SpecOpDesc::describe(spec, op, 0));
+    for (size_t i = 0; i < d.num_inputs(); ++i) d.input(i).memory_space = POCK_MEMORY_DEVICE;
+    for (size_t i = 0; i < d.num_outputs(); ++i) d.output(i).memory_space = POCK_MEMORY_DEVICE;
+    return b->supports_op(b->context, &d.desc()) > 0;
+  }
+  return true;
+}
+
+}  // namespace
+
 Status choose_backends(const CompileOptions& options, const std::vector<pock_backend_v1*>& backends, ProgramSpec* spec,
                        BackendChoiceSummary* summary) {
   BackendChoiceSummary sum;
@@ -47,8 +65,16 @@ Status choose_backends(const CompileOptions& options, const std::vector<pock_bac
       }
     }
     if (!options.backend.empty()) {
-      op.backend = options.backend;
-      ++sum.requested;
+      // A requested backend with memory of its own takes only what it runs: anything else it
+      // was given would strand tensors in memory that no other backend can read.
+      POCK_ASSIGN_OR_RETURN(const bool takes, requested_device_takes(backends, options.backend, *spec, op));
+      if (takes) {
+        op.backend = options.backend;
+        ++sum.requested;
+        continue;
+      }
+      POCK_ASSIGN_OR_RETURN(op.backend, best_scoring_backend(backends, *spec, op, true));
+      ++(op.backend.empty() ? sum.undecided : sum.heuristic);
       continue;
     }
     POCK_ASSIGN_OR_RETURN(op.backend, best_scoring_backend(backends, *spec, op, false));

@@ -23,7 +23,8 @@ struct BackendChoiceSummary {
 
 // Sets OpSpec::backend of every op of `spec`, first rule that applies:
 //  1. the profile (CompileOptions::profile_path) measured the op's signature: its fastest backend;
-//  2. CompileOptions::backend, when given;
+//  2. CompileOptions::backend, when given — for a backend with memory of its own (cuda) only the
+//     ops it claims there; the rest by the heuristic among host backends;
 //  3. heuristic: of `backends` (built-ins and loaded plugins, as their capability description —
 //     supports_op — tells), the one that claims the op with the highest score; earlier on ties.
 //     A backend with memory of its own is asked about the op with its tensors in that memory.

@@ -75,7 +75,8 @@ Result<std::vector<uint8_t>> compile(const Graph& model, const Recipe* recipe, c
     if (!e.status.is_ok()) return e.status;
   }
   PlacementSummary placement;
-  POCK_RETURN_IF_ERROR(place_ops(program, options, backends.usable(), &placement));
+  const std::vector<pock_backend_v1*> placeable = backends.placeable(options.backend);
+  POCK_RETURN_IF_ERROR(place_ops(program, options, placeable, &placement));
   ProgramSpec spec;
   POCK_RETURN_IF_ERROR(emit_program(program, options, &placement, &spec, report));
   POCK_RETURN_IF_ERROR(check_memory_budget(spec, options.memory_budget_bytes));

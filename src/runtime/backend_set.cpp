@@ -67,6 +67,17 @@ void BackendSet::mark_failed(const pock_backend_v1* backend, const Status& why) 
   std::erase(usable_, backend);
 }
 
+std::vector<pock_backend_v1*> BackendSet::placeable(const std::string& requested) const {
+  std::vector<pock_backend_v1*> out;
+  for (pock_backend_v1* b : usable_) {
+    bool builtin = false;
+    for (const BackendEntry& e : entries_) builtin = builtin || (e.backend.get() == b && e.library.empty());
+    if (builtin && owns_memory(*b) && requested != b->name) continue;
+    out.push_back(b);
+  }
+  return out;
+}
+
 pock_backend_v1* BackendSet::find(const std::string& name) const {
   for (pock_backend_v1* b : usable_) {
     if (name == b->name) return b;

@@ -36,6 +36,10 @@ class BackendSet {
   // built-ins; ties in supports_op's score go to the earlier one.
   const std::vector<pock_backend_v1*>& usable() const { return usable_; }
   pock_backend_v1* find(const std::string& name) const;  // nullptr: absent or not usable
+  // What the compiler places ops by: the usable backends, less the built-in ones with memory of
+  // their own (cuda) unless `requested` names them. A plugin is loaded because it is wanted; a
+  // built-in GPU backend is merely compiled in, and a host compile must not move to it unasked.
+  std::vector<pock_backend_v1*> placeable(const std::string& requested) const;
 
   // A backend that failed on its device: no longer usable for binding, its entry says why. It
   // stays loaded, since ops and buffers it handed out are still to be released through it.

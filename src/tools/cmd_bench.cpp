@@ -144,7 +144,7 @@ const CommandEntry& bench_command() {
                {"--per-op", "", "time every op (adds two clock reads per op)"},
                {"--top", "N", "slowest ops to list with --per-op (default 10)"},
                {"--threads", "T", "worker threads (0: one per core)"},
-               {"--backend", "NAME", "preferred kernel backend (cpu, ref, or a plugin's name); default: as compiled"},
+               {"--backend", "NAME", "preferred kernel backend (cpu, ref, cuda in a CUDA build, or a plugin's name); default: as compiled"},
                backend_plugin_option(),
                {"--function", "NAME", "train, infer or eval (default: train if the blob has it)"},
                {"--json", "", "print the report as JSON"}}},

@@ -92,7 +92,7 @@ const CommandEntry& compile_command() {
               {{"--recipe", "RECIPE.json", "what trains, the loss, the optimizer, the batch size"},
                {"--output", "OUT.pock", "where to write the blob", false, true, "-o"},
                {"--input-shape", "NAME=d0,d1,...", "static shape of an input, or @DIM=N for a named dimension", true},
-               {"--backend", "NAME", "preferred kernel backend recorded in the blob (cpu, ref, or a plugin's name)"},
+               {"--backend", "NAME", "preferred kernel backend recorded in the blob (cpu, ref, or a plugin's name); cuda (CUDA builds) puts the ops it runs in GPU memory"},
                backend_plugin_option(),
                memory_budget_option(),
                {"--profile", "PROFILE.json", "kernel timings from 'pockc tune': each measured op prefers its fastest backend"},

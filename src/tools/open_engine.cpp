@@ -13,7 +13,7 @@ OptionSpec backend_plugin_option() {
 
 std::vector<OptionSpec> engine_option_specs() {
   return {{"--threads", "N", "worker threads (0: one per core)"},
-          {"--backend", "NAME", "preferred kernel backend (cpu, ref, or a plugin's name); default: as compiled"},
+          {"--backend", "NAME", "preferred kernel backend (cpu, ref, cuda in a CUDA build, or a plugin's name); default: as compiled"},
           backend_plugin_option(),
           memory_budget_option()};
 }

@@ -64,7 +64,7 @@ Placed place(FakeDevice* device) {
   REQUIRE(run_passes(out.program, options).is_ok());
   const BackendSet builtins = BackendSet::open({});
   std::vector<pock_backend_v1*> backends = {&device->api};
-  for (pock_backend_v1* b : builtins.usable()) backends.push_back(b);
+  for (pock_backend_v1* b : builtins.placeable(options.backend)) backends.push_back(b);  // as compile() does
   REQUIRE(place_ops(out.program, options, backends, &out.summary).is_ok());
   REQUIRE(emit_program(out.program, options, &out.summary, &out.spec, nullptr).is_ok());
   return out;
@@ -132,7 +132,7 @@ TEST_CASE("frozen weights read on a device get a replica there, not a copy per s
   p.program.functions.push_back(infer);
   const BackendSet builtins = BackendSet::open({});
   std::vector<pock_backend_v1*> backends = {&device.api};
-  for (pock_backend_v1* b : builtins.usable()) backends.push_back(b);
+  for (pock_backend_v1* b : builtins.placeable("")) backends.push_back(b);  // as compile() does
   REQUIRE(place_ops(p.program, CompileOptions{}, backends, &p.summary).is_ok());
   REQUIRE(emit_program(p.program, CompileOptions{}, &p.summary, &p.spec, nullptr).is_ok());
   int replicas = 0;

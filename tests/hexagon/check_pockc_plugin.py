@@ -40,6 +40,24 @@ def mlp_model(path):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
+def write_mlp_task(d):
+    """The ONNX MLP, 64 points of three labelled blobs and an Adam recipe, written in folder d."""
+    model, data, recipe = (os.path.join(d, n) for n in ("mlp.onnx", "data.npz", "recipe.json"))
+    mlp_model(model)
+    rng = np.random.RandomState(1)
+    centres = np.array([[2, 0, 0, -1], [-2, 1, 0, 1], [0, -2, 2, 0]], np.float32)
+    label = rng.randint(0, 3, 64).astype(np.int64)
+    np.savez(data, x=(centres[label] + 0.5 * rng.randn(64, 4)).astype(np.float32), label=label)
+    with open(recipe, "w") as f:
+        f.write('{"loss": {"type": "cross_entropy", "logits": "logits"}, "optimizer": {"type": "adam", "lr": 0.02}}')
+    return model, data, recipe
+
+
+def losses(train_output):
+    """The per-step losses `pockc train` printed."""
+    return [float(v) for v in re.findall(r"loss ([0-9.eE+-]+)", train_output)]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pockc", required=True)
@@ -50,14 +68,8 @@ def main():
         print("SKIPPED: the Hexagon DSP program is not built (clang-14, ld.lld, qemu-hexagon; docs/hexagon.md)")
         sys.exit(77)
     with tempfile.TemporaryDirectory() as d:
-        model, blob, data, recipe = (os.path.join(d, n) for n in ("mlp.onnx", "mlp.pock", "data.npz", "recipe.json"))
-        mlp_model(model)
-        rng = np.random.RandomState(1)
-        centres = np.array([[2, 0, 0, -1], [-2, 1, 0, 1], [0, -2, 2, 0]], np.float32)
-        label = rng.randint(0, 3, 64).astype(np.int64)
-        np.savez(data, x=(centres[label] + 0.5 * rng.randn(64, 4)).astype(np.float32), label=label)
-        with open(recipe, "w") as f:
-            f.write('{"loss": {"type": "cross_entropy", "logits": "logits"}, "optimizer": {"type": "adam", "lr": 0.02}}')
+        model, data, recipe = write_mlp_task(d)
+        blob = os.path.join(d, "mlp.pock")
         plugin = ["--backend-plugin", a.plugin]
         run(a.pockc, "compile", model, "--recipe", recipe, "-o", blob, *plugin)
         inspect = run(a.pockc, "inspect", blob, *plugin)
@@ -69,11 +81,11 @@ def main():
             print(inspect)
             sys.exit("FAILED: inspect does not show the plugin loaded and its memory")
         train = run(a.pockc, "train", blob, "--data", data, "--steps", "24", "--shuffle", "3", *plugin)
-        losses = [float(v) for v in re.findall(r"loss ([0-9.eE+-]+)", train)]
-        if len(losses) < 2 or not losses[-1] < losses[0]:
+        seen = losses(train)
+        if len(seen) < 2 or not seen[-1] < seen[0]:
             print(train)
             sys.exit("FAILED: training with the plugin did not lower the loss")
-        print(f"PASS: {placed.group(1)} ops placed on hexagon; loss {losses[0]:.4f} -> {losses[-1]:.4f} over 24 steps")
+        print(f"PASS: {placed.group(1)} ops placed on hexagon; loss {seen[0]:.4f} -> {seen[-1]:.4f} over 24 steps")
 
 
 if __name__ == "__main__":

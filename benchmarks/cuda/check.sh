@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The cuda backend on a real GPU, in one prepared run (aimed at < 8 minutes on a 16-core H200 box;
+# WORKLOADS, STEPS and GRAPHS trade coverage for time):
+#   1. configure and build with CUDA for sm_90 (BUILD_DIR, default build-cuda): pockc and the
+#      test binaries of tests/cuda and tests/cuda_logic only;
+#   2. `ctest -L cuda`: the GPU parity tests (every cuda kernel against ref, an MLP trained on
+#      cuda against cpu step by step) and the host logic tests;
+#   3. training steps/s of benchmarks/workloads.py's models (WORKLOADS, default "bert llama"),
+#      full BP and sparse, compiled with `pockc compile --backend cuda`, against PyTorch eager on
+#      the same GPU (torch_peer.py); prints a table and writes BUILD_DIR/cuda-bench/results.json.
+#      Needs a python3 (PYTHON) with torch (CUDA), onnx and numpy; without them step 3 is
+#      skipped with the reason, and steps 1-2 still decide the exit status.
+#
+# NOT YET RUN ON A GPU: written on a machine without one (checked with bash -n and py_compile).
+#
+# The build needs the Debian packages of scripts/install-deps.sh; where some are missing,
+# CMAKE_ARGS="-DPOCK_WITH_XNNPACK=OFF -DPOCK_WITH_OPENBLAS=OFF" drops the optional CPU libraries
+# (the ONNX importer is needed for step 3).
+# Environment: BUILD_DIR, JOBS (default: all cores), CMAKE_ARGS (extra configure flags),
+# WORKLOADS, STEPS (timed steps per side, default 10), WARMUP (default 2), PYTHON, POCK_CUDA_TF32
+# (1: TF32 GEMMs on both sides), GRAPHS (default 1: PockEngine also runs with POCK_CUDA_GRAPHS=1).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD_DIR=${BUILD_DIR:-build-cuda}
+JOBS=${JOBS:-$(nproc)}
+WORKLOADS=${WORKLOADS:-"bert llama"}
+STEPS=${STEPS:-10}
+WARMUP=${WARMUP:-2}
+PYTHON=${PYTHON:-python3}
+START=$(date +%s)
+say() { echo "[check.sh $(($(date +%s) - START))s] $*"; }
+
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+
+# 1. build
+say "configure $BUILD_DIR (CUDA sm_90)"
+mkdir -p "$BUILD_DIR"
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPOCK_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+      -DPOCK_BUILD_EXAMPLES=OFF -DPOCK_BUILD_PYTHON=OFF ${CMAKE_ARGS:-} > "$BUILD_DIR/check-configure.log" 2>&1 \
+  || { tail -30 "$BUILD_DIR/check-configure.log"; exit 1; }
+targets="pockc"
+for f in tests/cuda/test_*.cpp tests/cuda_logic/test_*.cpp; do targets="$targets $(basename "$f" .cpp)"; done
+say "build: $targets"
+ninja -C "$BUILD_DIR" -j "$JOBS" $targets
+
+# 2. GPU parity tests (the tests' WARN lines say which kernels no case reached)
+say "ctest -L cuda"
+ctest_status=0
+ctest --test-dir "$BUILD_DIR" -L cuda --output-on-failure -j 4 || ctest_status=$?
+# A GPU the CUDA runtime cannot use (a driver older than the toolkit) would pass as "skipped".
+if "$BUILD_DIR/tests/test_device_info" 2>&1 | grep -q "skipped: no CUDA device"; then
+  "$BUILD_DIR/tests/test_device_info" 2>&1 | grep -A2 "skipped" | head -3
+  say "FAILED: the GPU tests skipped themselves: this machine's CUDA runtime sees no usable device"
+  exit 1
+fi
+for t in test_cuda_kernels test_cuda_backend; do
+  [ -x "$BUILD_DIR/tests/$t" ] && "$BUILD_DIR/tests/$t" 2>&1 | grep -A3 "warning:" | head -20 || true
+done
+
+# 3. steps/s against PyTorch on the same GPU
+if ! "$PYTHON" -c "import torch, onnx, numpy; assert torch.cuda.is_available()" 2>/dev/null; then
+  say "benchmark SKIPPED: $PYTHON lacks torch with CUDA, onnx or numpy"
+  exit "$ctest_status"
+fi
+WORK="$BUILD_DIR/cuda-bench"
+mkdir -p "$WORK"
+PYTHONPATH=benchmarks "$PYTHON" - "$WORK" $WORKLOADS > "$WORK/recipes.txt" <<'PY'
+import json, os, sys
+import run_bench, workloads
+work = sys.argv[1]
+for name in sys.argv[2:]:
+    w = workloads.by_name(name)
+    os.makedirs(os.path.join(work, name), exist_ok=True)
+    for sname in ("full", "sparse"):
+        path = os.path.join(work, name, sname + ".recipe.json")
+        with open(path, "w") as f:
+            json.dump(run_bench.recipe(w, w.scheme(sname)), f, indent=1)
+        print(name, sname, path)
+PY
+while read -r -u 3 workload scheme recipe; do  # fd 3: the commands below never eat the list
+  d="$WORK/$workload"
+  if [ ! -f "$d/model.onnx" ]; then
+    say "[$workload] export (PyTorch, CPU)"
+    "$PYTHON" benchmarks/torch_side.py export "$workload" "$d" > "$d/export.json"
+  fi
+  say "[$workload] $scheme: pockc compile --backend cuda"
+  if ! "$BUILD_DIR/pockc" compile "$d/model.onnx" --recipe "$recipe" -o "$d/$scheme.pock" --backend cuda \
+       > "$d/$scheme.compile.log" 2>&1; then
+    tail -5 "$d/$scheme.compile.log"; continue
+  fi
+  "$BUILD_DIR/pockc" inspect "$d/$scheme.pock" > "$d/$scheme.inspect.txt" 2>&1 || true
+  rm -f "$d/$scheme.pock.jsonl"
+  say "[$workload] $scheme: pockc train ($((WARMUP + STEPS)) steps)"
+  "$BUILD_DIR/pockc" train "$d/$scheme.pock" --data "$d/batch.npz" --steps $((WARMUP + STEPS)) \
+      --log "$d/$scheme.pock.jsonl" > "$d/$scheme.train.log" 2>&1 || tail -5 "$d/$scheme.train.log"
+  if [ "${GRAPHS:-1}" = 1 ]; then
+    rm -f "$d/$scheme.graphs.jsonl"
+    say "[$workload] $scheme: pockc train with POCK_CUDA_GRAPHS=1"
+    POCK_CUDA_GRAPHS=1 "$BUILD_DIR/pockc" train "$d/$scheme.pock" --data "$d/batch.npz" --steps $((WARMUP + STEPS)) \
+        --log "$d/$scheme.graphs.jsonl" > "$d/$scheme.graphs.log" 2>&1 || tail -5 "$d/$scheme.graphs.log"
+  fi
+  say "[$workload] $scheme: PyTorch eager on the GPU"
+  tf32=""
+  [ "${POCK_CUDA_TF32:-0}" = 1 ] && tf32="--tf32"
+  "$PYTHON" benchmarks/cuda/torch_peer.py train "$workload" "$scheme" --steps "$STEPS" --warmup "$WARMUP" $tf32 \
+      > "$d/$scheme.torch.json" 2> "$d/$scheme.torch.err" || tail -5 "$d/$scheme.torch.err"
+done 3< "$WORK/recipes.txt"
+WARMUP=$WARMUP "$PYTHON" benchmarks/cuda/compare.py "$WORK" "$WORK/results.json"
+say "done"
+exit "$ctest_status"

@@ -1,0 +1,95 @@
+"""The table and results JSON of benchmarks/cuda/check.sh: per (workload, scheme), PockEngine's
+cuda steps/s (from `pockc train --log`) against PyTorch's on the same GPU (torch_peer.py).
+
+  compare.py WORK_DIR OUT.json
+
+WORK_DIR/<workload>/<scheme>.recipe.json names each case; <scheme>.{pock.jsonl,torch.json} are
+the two sides' outputs, a missing one shown as "-". NOT YET RUN ON A GPU: written on a machine without one.
+"""
+import json
+import os
+import statistics
+import sys
+
+
+def pock_side(path, warmup):
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        recs = [json.loads(line) for line in f if line.strip()]
+    ms = [r["ms"] for r in recs[warmup:]]
+    return {"samples_ms": ms, "losses": [r["loss"] for r in recs]} if ms else None
+
+
+def torch_side(path):
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        lines = [line for line in f.read().splitlines() if line.startswith("{")]
+    return json.loads(lines[-1]) if lines else None
+
+
+def placement(path):
+    """`pockc inspect`'s line on where the blob's ops run ("the blob prefers cpu x3, cuda x31, ...")."""
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        for line in f:
+            if "the blob prefers" in line:
+                return line.strip().split("the blob prefers", 1)[1].split(",  chosen")[0].strip(" ,")
+    return None
+
+
+def main():
+    work, out_path = sys.argv[1], sys.argv[2]
+    warmup = int(os.environ.get("WARMUP", "2"))
+    rows = []
+    for workload in sorted(os.listdir(work)):
+        d = os.path.join(work, workload)
+        if not os.path.isdir(d):
+            continue
+        for name in sorted(os.listdir(d)):
+            if not name.endswith(".recipe.json"):  # one per scheme asked for, whatever then failed
+                continue
+            scheme = name[: -len(".recipe.json")]
+            pock = pock_side(os.path.join(d, scheme + ".pock.jsonl"), warmup)
+            graphs = pock_side(os.path.join(d, scheme + ".graphs.jsonl"), warmup)
+            peer = torch_side(os.path.join(d, scheme + ".torch.json"))
+            row = {"workload": workload, "scheme": scheme,
+                   "placement": placement(os.path.join(d, scheme + ".inspect.txt"))}
+            if pock:
+                row["pock_ms"] = statistics.median(pock["samples_ms"])
+                row["pock_first_loss"] = pock["losses"][0]
+            if graphs:
+                row["pock_graphs_ms"] = statistics.median(graphs["samples_ms"])
+                row["pock_graphs_first_loss"] = graphs["losses"][0]
+            if peer:
+                row["torch_ms"] = statistics.median(peer["samples_ms"])
+                row["torch_first_loss"] = peer["losses"][0]
+                row["device"] = peer.get("device")
+            if pock and peer:
+                row["speedup_vs_torch"] = row["torch_ms"] / row["pock_ms"]
+            if graphs and peer:
+                row["graphs_speedup_vs_torch"] = row["torch_ms"] / row["pock_graphs_ms"]
+            rows.append(row)
+    with open(out_path, "w") as f:
+        json.dump({"rows": rows}, f, indent=1)
+    def cell(r, key, width, scale=None):
+        if key not in r:
+            return f"{'-':>{width}}"
+        return f"{(1e3 / r[key] if scale else r[key]):{width}.2f}"
+
+    print(f"{'workload':12} {'scheme':8} {'pock steps/s':>13} {'+graphs':>9} {'torch steps/s':>14} {'ratio':>6} "
+          f"{'graphs':>7}  first loss (pock / torch)")
+    for r in rows:
+        losses = f"{r.get('pock_first_loss', float('nan')):.4f} / {r.get('torch_first_loss', float('nan')):.4f}"
+        print(f"{r['workload']:12} {r['scheme']:8} {cell(r, 'pock_ms', 13, 1)} {cell(r, 'pock_graphs_ms', 9, 1)} "
+              f"{cell(r, 'torch_ms', 14, 1)} {cell(r, 'speedup_vs_torch', 6)} {cell(r, 'graphs_speedup_vs_torch', 7)}  "
+              f"{losses}")
+    for r in rows:
+        print(f"{r['workload']} {r['scheme']}: ops by backend (Copy counted with its device): {r['placement']}")
+    print(f"results: {out_path}")
+
+
+if __name__ == "__main__":
+    main()
