@@ -35,12 +35,12 @@ struct StridedIndex {
       default: break;
     }
     int64_t off = base[k];
-    for (int d = rank - 1; d >= 0 && i > 0; --d) {
+    for (int d = rank - 1; d > 0; --d) {
       const int64_t q = i / dims[d];
       off += (i - q * dims[d]) * strides[k][d];
       i = q;
     }
-    return off;
+    return off + i * strides[k][0];  // the outermost dim needs no division
   }
 
   // True when no operand needs the div/mod walk (the fast path of the elementwise kernels).
