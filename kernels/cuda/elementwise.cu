@@ -8,14 +8,6 @@
 namespace pock::cuda {
 namespace {
 
-template <int N, typename Params>
-Status make_index(const pock_op_desc& op, const Params&, StridedIndex<N>* index) {
-  const pock_tensor_desc* ins[N];
-  for (int k = 0; k < N; ++k) ins[k] = &op.inputs[k];
-  *index = broadcast_index<N>(op.outputs[0], ins);
-  return Status::ok();
-}
-
 template <typename Op>
 Status unary(const KernelCall& c, const params::ActivationParams& p, const StridedIndex<1>& index) {
   return run_float_map<Op, 1>(c, index, unary_args(p));
@@ -60,14 +52,14 @@ Status cast(const KernelCall& c) {
 
 void register_elementwise(KernelTable& t) {
 #define POCK_ADD_UNARY(name, Op) \
-  t.add(planned_kernel<params::ActivationParams, StridedIndex<1>, make_index<1>, unary<Op>>(name, DType::kF32));
+  t.add(planned_kernel<params::ActivationParams, StridedIndex<1>, plan_broadcast<1>, unary<Op>>(name, DType::kF32));
   POCK_CUDA_UNARY_OPS(POCK_ADD_UNARY)
 #undef POCK_ADD_UNARY
 #define POCK_ADD_BINARY(name, Op) \
-  t.add(planned_kernel<NoParams, StridedIndex<2>, make_index<2>, binary<Op>>(name, DType::kF32));
+  t.add(planned_kernel<NoParams, StridedIndex<2>, plan_broadcast<2>, binary<Op>>(name, DType::kF32));
   POCK_CUDA_BINARY_OPS(POCK_ADD_BINARY)
 #undef POCK_ADD_BINARY
-  t.add(planned_kernel<NoParams, StridedIndex<3>, make_index<3>, where>("Where", DType::kBool, where_accepts));
+  t.add(planned_kernel<NoParams, StridedIndex<3>, plan_broadcast<3>, where>("Where", DType::kBool, where_accepts));
   for (DType dt : {DType::kF32, DType::kI32, DType::kI64, DType::kI8, DType::kU8, DType::kBool}) {
     t.add({"Identity", dt, identity});
     KernelDef def{"Cast", dt, cast};

@@ -10,6 +10,7 @@
 
 #include "kernels/cuda/hd.hpp"
 #include "kernels/ref/ref_util.hpp"  // numpy's broadcast strides, the same rule as ref
+#include "pock/status.hpp"
 
 namespace pock::cuda {
 
@@ -97,6 +98,15 @@ StridedIndex<N> broadcast_index(const pock_tensor_desc& out, const pock_tensor_d
   int64_t strides[N][kIndexMaxRank] = {};
   for (int k = 0; k < N; ++k) ref::broadcast_strides(*ins[k], out.rank, out.dims, strides[k]);
   return collapse_index<N>(out.rank, out.dims, strides);
+}
+
+// planned_kernel's plan (planned_kernel.hpp) for ops whose inputs 0..N-1 broadcast against output 0.
+template <int N, typename Params>
+Status plan_broadcast(const pock_op_desc& op, const Params&, StridedIndex<N>* index) {
+  const pock_tensor_desc* ins[N];
+  for (int k = 0; k < N; ++k) ins[k] = &op.inputs[k];
+  *index = broadcast_index<N>(op.outputs[0], ins);
+  return Status::ok();
 }
 
 // Row-major element strides of `t`.
