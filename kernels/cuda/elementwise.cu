@@ -1,6 +1,7 @@
 // The cuda elementwise family: every op ref runs (kernels/ref/elementwise.cpp), with its dtypes.
 // The element logic is elementwise_logic.hpp; here only plans (at prepare) and launches.
 #include "kernels/cuda/cuda_families.hpp"
+#include "kernels/cuda/element_width.hpp"
 #include "kernels/cuda/elementwise_logic.hpp"
 #include "kernels/cuda/float_map.cuh"
 #include "kernels/cuda/planned_kernel.hpp"
@@ -24,14 +25,10 @@ Status where_width(const KernelCall& c, const StridedIndex<3>& index) {
   return launched(c, launch_map(numel(c.out(0)), current_stream(), map));
 }
 
-// The branches move, never computed on: one kernel per element width.
+// The branches move, never computed on: one kernel per element width (where_accepts leaves
+// out the 2-byte dtypes, as ref does).
 Status where(const KernelCall& c, const NoParams&, const StridedIndex<3>& index) {
-  switch (dtype_size(static_cast<DType>(c.in(1).dtype))) {
-    case 1: return where_width<uint8_t>(c, index);
-    case 4: return where_width<uint32_t>(c, index);
-    case 8: return where_width<uint64_t>(c, index);
-    default: return c.error("Where has no kernel for this branch dtype");
-  }
+  return with_element_width(c.in(1).dtype, [&](auto t) { return where_width<decltype(t)>(c, index); });
 }
 
 bool where_accepts(const pock_op_desc& op) { return cast_dtype_supported(op.inputs[1].dtype); }

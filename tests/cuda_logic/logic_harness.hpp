@@ -69,6 +69,10 @@ class BoundOp {
     for (const auto& [name, value] : attrs_.items()) attr_descs_.push_back(describe(name, value));
   }
 
+  // The descriptors point into this object: it stays where it was made.
+  BoundOp(const BoundOp&) = delete;
+  BoundOp& operator=(const BoundOp&) = delete;
+
   const Status& status() const { return status_; }
   const std::string& op() const { return op_; }
 

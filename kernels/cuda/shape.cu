@@ -1,0 +1,105 @@
+// The cuda shape family, every op and dtype ref has: the views (Reshape, Flatten, Squeeze,
+// Unsqueeze) and Copy as one device copy, Transpose/Slice/Expand as one gather per element width,
+// Pad, and Concat/Split as 2-D block copies on the copy engine. Logic: shape_logic.hpp.
+#include "kernels/cuda/cuda_families.hpp"
+#include "kernels/cuda/element_width.hpp"
+#include "kernels/cuda/kernel_launch.cuh"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/planned_kernel.hpp"
+#include "kernels/cuda/shape_logic.hpp"
+
+namespace pock::cuda {
+namespace {
+
+Status copy_bytes(const KernelCall& c) { return copy_input_to_output(c); }
+
+Status plan_transpose(const pock_op_desc& op, const params::ShapeParams& p, StridedIndex<1>* index) {
+  *index = transpose_index(op.inputs[0], op.outputs[0], p);
+  return Status::ok();
+}
+
+Status plan_slice(const pock_op_desc& op, const params::ShapeParams& p, StridedIndex<1>* index) {
+  *index = slice_index(op.inputs[0], op.outputs[0], p);
+  return Status::ok();
+}
+
+template <typename T>
+Status gather_width(const KernelCall& c, const StridedIndex<1>& index) {
+  const GatherMap<T> map{c.in_data<T>(0), c.out_data<T>(0), index};
+  return launched(c, launch_map(numel(c.out(0)), current_stream(), map));
+}
+
+// Transpose, Slice and Expand differ only in their index: four kernels serve all three.
+Status gather(const KernelCall& c, const params::ShapeParams&, const StridedIndex<1>& index) {
+  return with_element_width(c.out(0).dtype, [&](auto t) { return gather_width<decltype(t)>(c, index); });
+}
+
+Status plan_pad(const pock_op_desc& op, const params::ShapeParams& p, PadPlan* plan) {
+  *plan = pad_plan(op.inputs[0], op.outputs[0], p);
+  return Status::ok();
+}
+
+template <typename T>
+Status pad_width(const KernelCall& c, const PadPlan& plan) {
+  return launched(c, launch_map(numel(c.out(0)), current_stream(), pad_map<T>(c.in(0).data, c.out(0).data, plan)));
+}
+
+Status pad(const KernelCall& c, const params::ShapeParams&, const PadPlan& plan) {
+  return with_element_width(c.out(0).dtype, [&](auto t) { return pad_width<decltype(t)>(c, plan); });
+}
+
+Status plan_concat(const pock_op_desc& op, const params::ShapeParams& p, BlockCopies* copies) {
+  *copies = block_copies(op.outputs[0], op.inputs, op.num_inputs, p.axis);
+  return Status::ok();
+}
+
+Status plan_split(const pock_op_desc& op, const params::ShapeParams& p, BlockCopies* copies) {
+  *copies = block_copies(op.inputs[0], op.outputs, op.num_outputs, p.axis);
+  return Status::ok();
+}
+
+// One 2-D copy per piece: `rows` rows of its width, between its place in the joined tensor's
+// rows and its own contiguous storage.
+cudaError_t copy_piece(const BlockCopies& b, size_t i, uint8_t* joined, uint8_t* piece, bool to_joined) {
+  const size_t width = b.widths[i];
+  if (width == 0 || b.rows == 0) return cudaSuccess;
+  uint8_t* at = joined + b.offsets[i];
+  const auto rows = static_cast<size_t>(b.rows);
+  return to_joined ? cudaMemcpy2DAsync(at, b.pitch, piece, width, width, rows, cudaMemcpyDeviceToDevice, current_stream())
+                   : cudaMemcpy2DAsync(piece, width, at, b.pitch, width, rows, cudaMemcpyDeviceToDevice, current_stream());
+}
+
+Status concat(const KernelCall& c, const params::ShapeParams&, const BlockCopies& b) {
+  auto* joined = static_cast<uint8_t*>(c.out(0).data);
+  for (int i = 0; i < c.num_inputs(); ++i) {
+    auto* piece = static_cast<uint8_t*>(const_cast<void*>(c.in(i).data));
+    POCK_RETURN_IF_ERROR(launched(c, copy_piece(b, static_cast<size_t>(i), joined, piece, true)));
+  }
+  return Status::ok();
+}
+
+Status split(const KernelCall& c, const params::ShapeParams&, const BlockCopies& b) {
+  auto* joined = static_cast<uint8_t*>(const_cast<void*>(c.in(0).data));
+  for (int i = 0; i < c.num_outputs(); ++i) {
+    POCK_RETURN_IF_ERROR(launched(c, copy_piece(b, static_cast<size_t>(i), joined, static_cast<uint8_t*>(c.out(i).data), false)));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_shape(KernelTable& t) {
+  using params::ShapeParams;
+  for (int i = 0; i < kNumDTypes; ++i) {
+    const DType dt = static_cast<DType>(i);
+    for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Copy"}) t.add({op, dt, copy_bytes});
+    t.add(planned_kernel<ShapeParams, StridedIndex<1>, plan_transpose, gather>("Transpose", dt));
+    t.add(planned_kernel<ShapeParams, StridedIndex<1>, plan_slice, gather>("Slice", dt));
+    t.add(planned_kernel<ShapeParams, StridedIndex<1>, plan_broadcast<1>, gather>("Expand", dt));
+    t.add(planned_kernel<ShapeParams, PadPlan, plan_pad, pad>("Pad", dt));
+    t.add(planned_kernel<ShapeParams, BlockCopies, plan_concat, concat>("Concat", dt));
+    t.add(planned_kernel<ShapeParams, BlockCopies, plan_split, split>("Split", dt));
+  }
+}
+
+}  // namespace pock::cuda

@@ -1,0 +1,173 @@
+// Logic of the cuda shape family and of SliceGrad. These ops move elements without reading them,
+// so every functor works on the unsigned integer of the element's width (1, 2, 4 or 8 bytes) and
+// one kernel per width serves every dtype, as in ref. Transpose, Slice and Expand are one gather
+// (out[i] = in[offset(i)]) with an index planned at prepare; SliceGrad is its scatter; Pad tests
+// each output element against the input's box; Concat and Split are strided block copies.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "ir/float16.hpp"
+#include "kernels/cuda/strided_index.hpp"
+#include "kernels/params/shape.hpp"
+
+namespace pock::cuda {
+
+template <typename T>
+struct GatherMap {
+  const T* in;
+  T* out;
+  StridedIndex<1> index;  // output element -> input element
+  POCK_HD void operator()(int64_t i) const { out[i] = in[index.offset(0, i)]; }
+};
+
+template <typename T>
+struct ScatterMap {
+  const T* in;
+  T* out;
+  StridedIndex<1> index;  // input element -> output element
+  POCK_HD void operator()(int64_t i) const { out[index.offset(0, i)] = in[i]; }
+};
+
+// Pad's geometry and fill, planned at prepare.
+struct PadPlan {
+  int rank = 0;
+  int64_t out_dims[kIndexMaxRank] = {}, in_dims[kIndexMaxRank] = {}, begins[kIndexMaxRank] = {};
+  uint64_t fill_bits = 0;  // the fill value in the tensor's encoding (the low bytes of its width)
+};
+
+template <typename T>
+struct PadMap {
+  const T* in;
+  T* out;
+  T fill;
+  PadPlan plan;
+  POCK_HD void operator()(int64_t o) const {
+    int64_t rest = o, offset = 0, stride = 1;
+    for (int d = plan.rank - 1; d >= 0; --d) {
+      const int64_t q = rest / plan.out_dims[d];
+      const int64_t i = rest - q * plan.out_dims[d] - plan.begins[d];
+      if (i < 0 || i >= plan.in_dims[d]) {
+        out[o] = fill;
+        return;
+      }
+      offset += i * stride;
+      stride *= plan.in_dims[d];
+      rest = q;
+    }
+    out[o] = in[offset];
+  }
+};
+
+// ---- host side: plans --------------------------------------------------------------------------
+
+inline int normalized_axis(int64_t axis, int rank) { return static_cast<int>(axis < 0 ? axis + rank : axis); }
+
+// Transpose: output dim d walks input dim perm[d] (reversed dims without perm).
+inline StridedIndex<1> transpose_index(const pock_tensor_desc& x, const pock_tensor_desc& y, const params::ShapeParams& p) {
+  int64_t in_strides[kIndexMaxRank] = {}, steps[1][kIndexMaxRank] = {};
+  row_major_strides(x, in_strides);
+  for (int d = 0; d < x.rank; ++d) steps[0][d] = in_strides[p.perm.empty() ? x.rank - 1 - d : p.perm[static_cast<size_t>(d)]];
+  return collapse_index<1>(y.rank, y.dims, steps);
+}
+
+// ONNX Slice: the first index taken on an axis, after negative wrap and clamping for the step's
+// direction (as ref and the schema compute it).
+inline int64_t slice_first(int64_t dim, int64_t start, int64_t step) {
+  if (start < 0) start += dim;
+  return step > 0 ? std::clamp<int64_t>(start, 0, dim) : std::clamp<int64_t>(start, 0, dim - 1);
+}
+
+inline StridedIndex<1> slice_index(const pock_tensor_desc& x, const pock_tensor_desc& y, const params::ShapeParams& p) {
+  int64_t in_strides[kIndexMaxRank] = {}, steps[1][kIndexMaxRank] = {};
+  row_major_strides(x, in_strides);
+  for (int d = 0; d < x.rank; ++d) steps[0][d] = in_strides[d];
+  int64_t base = 0;
+  for (size_t i = 0; i < p.starts.size(); ++i) {
+    const int d = normalized_axis(p.axes.empty() ? static_cast<int64_t>(i) : p.axes[i], x.rank);
+    const int64_t s = p.steps.empty() ? 1 : p.steps[i];
+    const int64_t limit = int64_t{1} << 62;  // as in the schema: keeps "to the end" bounds from overflowing
+    base += slice_first(x.dims[d], std::clamp(p.starts[i], -limit, limit), s) * in_strides[d];
+    steps[0][d] = s * in_strides[d];
+  }
+  return collapse_index<1>(y.rank, y.dims, steps, &base);
+}
+
+// SliceGrad: dy's element i goes to dx at starts + index * steps, one start and step per axis.
+inline StridedIndex<1> slice_grad_index(const pock_tensor_desc& dy, const pock_tensor_desc& dx, const params::ShapeParams& p) {
+  int64_t dx_strides[kIndexMaxRank] = {}, steps[1][kIndexMaxRank] = {};
+  row_major_strides(dx, dx_strides);
+  int64_t base = 0;
+  for (int d = 0; d < dx.rank; ++d) {
+    base += p.starts[static_cast<size_t>(d)] * dx_strides[d];
+    steps[0][d] = p.steps[static_cast<size_t>(d)] * dx_strides[d];
+  }
+  return collapse_index<1>(dy.rank, dy.dims, steps, &base);
+}
+
+// Pad's fill value in the tensor's own encoding, as raw bits (the low dtype_size bytes).
+inline uint64_t fill_bits(double value, int32_t dtype) {
+  uint64_t bits = 0;
+  auto put = [&bits](auto v) { std::memcpy(&bits, &v, sizeof(v)); };
+  switch (dtype) {
+    case POCK_F32: put(static_cast<float>(value)); break;
+    case POCK_F16: put(float_to_half(static_cast<float>(value))); break;
+    case POCK_BF16: put(float_to_bf16(static_cast<float>(value))); break;
+    case POCK_I32: put(static_cast<int32_t>(value)); break;
+    case POCK_I64: put(static_cast<int64_t>(value)); break;
+    case POCK_I8: put(static_cast<int8_t>(value)); break;
+    case POCK_U8: put(static_cast<uint8_t>(value)); break;
+    case POCK_BOOL: put(static_cast<uint8_t>(value != 0.0 ? 1 : 0)); break;
+    default: break;
+  }
+  return bits;
+}
+
+inline PadPlan pad_plan(const pock_tensor_desc& x, const pock_tensor_desc& y, const params::ShapeParams& p) {
+  PadPlan plan;
+  plan.rank = y.rank;
+  for (int d = 0; d < y.rank; ++d) {
+    plan.out_dims[d] = y.dims[d];
+    plan.in_dims[d] = x.dims[d];
+    plan.begins[d] = p.pads[static_cast<size_t>(d)];  // pads: all begins, then all ends
+  }
+  plan.fill_bits = fill_bits(p.value, y.dtype);
+  return plan;
+}
+
+template <typename T>
+PadMap<T> pad_map(const void* in, void* out, const PadPlan& plan) {
+  T fill;
+  std::memcpy(&fill, &plan.fill_bits, sizeof(T));
+  return PadMap<T>{static_cast<const T*>(in), static_cast<T*>(out), fill, plan};
+}
+
+// Concat and Split as 2-D block copies: each piece is `rows` rows of `width` bytes, at `offset`
+// within every row of `pitch` bytes of the joined tensor, and contiguous in its own tensor.
+struct BlockCopies {
+  int64_t rows = 0;
+  size_t pitch = 0;
+  std::vector<size_t> offsets, widths;  // one per piece (input of Concat, output of Split)
+};
+
+// `joined` is Concat's output or Split's input; `pieces` the others, in order.
+inline BlockCopies block_copies(const pock_tensor_desc& joined, const pock_tensor_desc* pieces, int count, int64_t axis) {
+  BlockCopies b;
+  const int a = normalized_axis(axis, joined.rank);
+  b.rows = 1;
+  for (int d = 0; d < a; ++d) b.rows *= joined.dims[d];
+  const size_t element = dtype_size(static_cast<DType>(joined.dtype));
+  for (int i = 0; i < count; ++i) {
+    int64_t n = 1;
+    for (int d = 0; d < pieces[i].rank; ++d) n *= pieces[i].dims[d];
+    const size_t width = b.rows > 0 ? static_cast<size_t>(n / b.rows) * element : 0;
+    b.offsets.push_back(b.pitch);
+    b.widths.push_back(width);
+    b.pitch += width;
+  }
+  return b;
+}
+
+}  // namespace pock::cuda

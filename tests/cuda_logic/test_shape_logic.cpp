@@ -1,0 +1,153 @@
+// The cuda shape family's logic (kernels/cuda/shape_logic.hpp) against ref, byte for byte, for
+// element widths 1, 2, 4 and 8: Transpose, Slice and Expand through the one gather with their
+// planned indices, Pad with crops and fills in every encoding, Concat and Split as the 2-D block
+// copies the device does (emulated row by row here).
+#include <numeric>
+
+#include "cuda_logic/logic_harness.hpp"
+#include "kernels/cuda/element_width.hpp"
+#include "kernels/cuda/shape_logic.hpp"
+
+using namespace pock;
+using namespace pock::cuda;
+using namespace pock::test;
+
+namespace {
+
+// Distinct bytes per element, so a wrong index shows whatever the width.
+HostBuffer counting(DType dt, const Shape& shape) {
+  HostBuffer b{dt, shape, {}};
+  b.bytes.resize(static_cast<size_t>(numel(shape)) * dtype_size(dt));
+  for (size_t i = 0; i < b.bytes.size(); ++i) b.bytes[i] = static_cast<uint8_t>(i * 7 + i / 251);
+  if (dt == DType::kBool) {
+    for (uint8_t& v : b.bytes) v &= 1;
+  }
+  return b;
+}
+
+const DType kWidths[] = {DType::kU8, DType::kBF16, DType::kF32, DType::kI64};
+
+template <typename Plan, typename Run>
+void check_bytes(BoundOp& op, Plan plan, Run run) {
+  INFO(op.op() << ": " << op.status().message());
+  REQUIRE(op.status().is_ok());
+  const std::vector<HostBuffer> want = op.run_ref();
+  std::vector<HostBuffer> got = op.fresh_outputs();
+  pock_op_desc d = op.bind(got);
+  params::ShapeParams p;
+  REQUIRE(params::parse(d, &p).is_ok());
+  run(d, plan(d, p));
+  for (size_t i = 0; i < got.size(); ++i) CHECK(byte_mismatches(got[i], want[i]) == "");
+}
+
+// The gather at the op's element width.
+void run_gather(const pock_op_desc& d, const StridedIndex<1>& index) {
+  with_element_width(d.outputs[0].dtype, [&](auto t) {
+    using T = decltype(t);
+    host_map(numel(d.outputs[0]), GatherMap<T>{static_cast<const T*>(d.inputs[0].data), static_cast<T*>(d.outputs[0].data), index});
+  });
+}
+
+void check_gather(const std::string& name, DType dt, const Shape& shape, const Attrs& attrs) {
+  BoundOp op(name, {counting(dt, shape)}, attrs);
+  check_bytes(op, [&](const pock_op_desc& d, const params::ShapeParams& p) {
+    if (name == "Transpose") return transpose_index(d.inputs[0], d.outputs[0], p);
+    if (name == "Slice") return slice_index(d.inputs[0], d.outputs[0], p);
+    const pock_tensor_desc* ins[1] = {&d.inputs[0]};
+    return broadcast_index<1>(d.outputs[0], ins);
+  }, run_gather);
+}
+
+void emulate_2d_copy(uint8_t* dst, size_t dpitch, const uint8_t* src, size_t spitch, size_t width, int64_t rows) {
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * dpitch, src + r * spitch, width);
+}
+
+}  // namespace
+
+TEST_CASE("cuda shape logic: Transpose of random permutations, every width", "[cuda_logic]") {
+  std::mt19937 gen(11);
+  for (DType dt : kWidths) {
+    for (int rank = 1; rank <= 5; ++rank) {
+      Shape shape;
+      for (int d = 0; d < rank; ++d) shape.push_back(std::uniform_int_distribution<int64_t>(1, rank <= 3 ? 9 : 4)(gen));
+      std::vector<int64_t> perm(static_cast<size_t>(rank));
+      std::iota(perm.begin(), perm.end(), 0);
+      std::shuffle(perm.begin(), perm.end(), gen);
+      check_gather("Transpose", dt, shape, {{"perm", perm}});
+    }
+    check_gather("Transpose", dt, {3, 5, 2}, {});                                 // no perm: reversed
+    check_gather("Transpose", dt, {2, 16, 3, 8}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});  // heads
+  }
+}
+
+TEST_CASE("cuda shape logic: Slice with axes, negative bounds and steps", "[cuda_logic]") {
+  auto slice = [](std::vector<int64_t> starts, std::vector<int64_t> ends, std::vector<int64_t> axes,
+                  std::vector<int64_t> steps) {
+    Attrs a;
+    a.set("starts", starts);
+    a.set("ends", ends);
+    if (!axes.empty()) a.set("axes", axes);
+    if (!steps.empty()) a.set("steps", steps);
+    return a;
+  };
+  for (DType dt : kWidths) {
+    check_gather("Slice", dt, {6, 7}, slice({1, 2}, {5, 6}, {}, {}));
+    check_gather("Slice", dt, {6, 7, 4}, slice({-3}, {100}, {1}, {}));
+    check_gather("Slice", dt, {6, 7}, slice({5, 0}, {-100, 7}, {0, 1}, {-2, 3}));
+    check_gather("Slice", dt, {4, 9}, slice({0}, {9}, {-1}, {2}));
+    check_gather("Slice", dt, {2, 3, 8}, slice({0}, {4}, {2}, {}));  // attention's half of the last dim
+  }
+}
+
+TEST_CASE("cuda shape logic: Expand over leading, inner and repeated broadcasts", "[cuda_logic]") {
+  const std::pair<Shape, std::vector<int64_t>> cases[] = {
+      {{2, 3, 1, 5, 4}, {2, 3, 3, 5, 4}}, {{3, 1}, {2, 3, 4}}, {{1, 5}, {4, 5}}, {{1}, {6, 7}}, {{4, 1, 3, 1}, {4, 2, 3, 5}}};
+  for (DType dt : kWidths) {
+    for (const auto& [in, shape] : cases) check_gather("Expand", dt, in, {{"shape", shape}});
+  }
+}
+
+TEST_CASE("cuda shape logic: Pad with crops and a fill in every encoding", "[cuda_logic]") {
+  for (DType dt : {DType::kU8, DType::kI8, DType::kBool, DType::kF16, DType::kBF16, DType::kF32, DType::kI32, DType::kI64}) {
+    for (const auto& [shape, pads] : {std::pair<Shape, std::vector<int64_t>>{{3, 4}, {1, 2, 0, 1}},
+                                      {{2, 3, 5}, {0, -1, 2, 1, 1, -2}}, {{4}, {3, 0}}}) {
+      BoundOp op("Pad", {counting(dt, shape)}, {{"pads", pads}, {"value", dt == DType::kU8 ? 7.0 : -1.5}});
+      check_bytes(op, [](const pock_op_desc& d, const params::ShapeParams& p) { return pad_plan(d.inputs[0], d.outputs[0], p); },
+                  [](const pock_op_desc& d, const PadPlan& plan) {
+                    with_element_width(d.outputs[0].dtype, [&](auto t) {
+                      host_map(numel(d.outputs[0]), pad_map<decltype(t)>(d.inputs[0].data, d.outputs[0].data, plan));
+                    });
+                  });
+    }
+  }
+}
+
+TEST_CASE("cuda shape logic: Concat and Split as 2-D block copies on every axis", "[cuda_logic]") {
+  for (DType dt : kWidths) {
+    for (int64_t axis : {0, 1, -1}) {
+      Shape a{2, 3, 4}, b{2, 3, 4};
+      b[static_cast<size_t>(axis < 0 ? 2 : axis)] = 2;
+      BoundOp concat("Concat", {counting(dt, a), counting(dt, b)}, {{"axis", axis}});
+      check_bytes(concat, [](const pock_op_desc& d, const params::ShapeParams& p) {
+        return block_copies(d.outputs[0], d.inputs, d.num_inputs, p.axis);
+      }, [](const pock_op_desc& d, const BlockCopies& c) {
+        for (int i = 0; i < d.num_inputs; ++i) {
+          emulate_2d_copy(static_cast<uint8_t*>(d.outputs[0].data) + c.offsets[i], c.pitch,
+                          static_cast<const uint8_t*>(d.inputs[i].data), c.widths[i], c.widths[i], c.rows);
+        }
+      });
+      // An empty piece on the middle axis.
+      const std::vector<int64_t> sizes = axis == 0 ? std::vector<int64_t>{1, 1}
+                                                   : (axis == 1 ? std::vector<int64_t>{1, 0, 5} : std::vector<int64_t>{3, 1});
+      BoundOp split("Split", {counting(dt, {2, 6, 4})}, {{"axis", axis}, {"split", sizes}});
+      check_bytes(split, [](const pock_op_desc& d, const params::ShapeParams& p) {
+        return block_copies(d.inputs[0], d.outputs, d.num_outputs, p.axis);
+      }, [](const pock_op_desc& d, const BlockCopies& c) {
+        for (int i = 0; i < d.num_outputs; ++i) {
+          emulate_2d_copy(static_cast<uint8_t*>(d.outputs[i].data), c.widths[i],
+                          static_cast<const uint8_t*>(d.inputs[0].data) + c.offsets[i], c.pitch, c.widths[i], c.rows);
+        }
+      });
+    }
+  }
+}
