@@ -34,11 +34,12 @@ Status plan_sum_to_shape(const pock_op_desc& op, const NoParams&, ReducePlan* pl
   bool reduced[POCK_TENSOR_MAX_RANK] = {};
   sum_to_shape_dims(op.inputs[0], op.outputs[0], reduced);
   *plan = reduce_plan(op.inputs[0], reduced);
-  return Status::ok();
+  return reserve_workspace(reduce_workspace_bytes(*plan));
 }
 
 Status sum_to_shape(const KernelCall& c, const NoParams&, const ReducePlan& plan) {
-  return launched(c, launch_reduce(plan, SumReducer{c.in_data<float>(0), c.out_data<float>(0), 1.0f}, current_stream()));
+  const SumReducer r{c.in_data<float>(0), c.out_data<float>(0), 1.0f};
+  return launched(c, launch_reduce(plan, r, static_cast<float*>(workspace()), current_stream()));
 }
 
 // dy's elements (reduced shape) broadcast over the full output.
@@ -57,6 +58,7 @@ Status reduce_sum_grad(const KernelCall& c, const params::ReduceParams& p, const
 struct MaxGradPlan {
   ReducePlan groups;     // over x
   StridedIndex<1> back;  // x's element -> its group
+  size_t ties_floats;    // the tie counts' share of the workspace, whole 16-byte units; partials follow
 };
 
 Status plan_max_grad(const pock_op_desc& op, const params::ReduceParams& p, MaxGradPlan* plan) {
@@ -64,7 +66,8 @@ Status plan_max_grad(const pock_op_desc& op, const params::ReduceParams& p, MaxG
   const pock_tensor_desc reduced = keepdims_view(p.reduced, op.inputs[1]);
   const pock_tensor_desc* ins[1] = {&reduced};
   plan->back = broadcast_index<1>(op.inputs[1], ins);
-  return reserve_workspace(static_cast<size_t>(plan->groups.outputs) * sizeof(float));
+  plan->ties_floats = (static_cast<size_t>(plan->groups.outputs) + 3) / 4 * 4;
+  return reserve_workspace(plan->ties_floats * sizeof(float) + reduce_workspace_bytes(plan->groups));
 }
 
 Status reduce_max_grad(const KernelCall& c, const params::ReduceParams&, const MaxGradPlan& plan) {
@@ -72,7 +75,8 @@ Status reduce_max_grad(const KernelCall& c, const params::ReduceParams&, const M
   const float* x = c.in_data<float>(1);
   const float* ymax = c.in_data<float>(2);
   auto* ties = static_cast<float*>(workspace());
-  POCK_RETURN_IF_ERROR(launched(c, launch_reduce(plan.groups, TieCountReducer{x, ymax, ties}, current_stream())));
+  const TieCountReducer count{x, ymax, ties};
+  POCK_RETURN_IF_ERROR(launched(c, launch_reduce(plan.groups, count, ties + plan.ties_floats, current_stream())));
   const MaxGradMap map{dy, x, ymax, ties, c.out_data<float>(0), plan.back};
   return launched(c, launch_map(numel(c.out(0)), current_stream(), map));
 }

@@ -12,17 +12,18 @@ namespace {
 
 Status plan_reduce(const pock_op_desc& op, const params::ReduceParams& p, ReducePlan* plan) {
   *plan = reduce_plan(op.inputs[0], p.reduced);
-  return Status::ok();
+  return reserve_workspace(reduce_workspace_bytes(*plan));
 }
 
 template <bool kMean>
 Status reduce_sum(const KernelCall& c, const params::ReduceParams&, const ReducePlan& plan) {
   const SumReducer r{c.in_data<float>(0), c.out_data<float>(0), kMean ? static_cast<float>(plan.length) : 1.0f};
-  return launched(c, launch_reduce(plan, r, current_stream()));
+  return launched(c, launch_reduce(plan, r, static_cast<float*>(workspace()), current_stream()));
 }
 
 Status reduce_max(const KernelCall& c, const params::ReduceParams&, const ReducePlan& plan) {
-  return launched(c, launch_reduce(plan, MaxReducer{c.in_data<float>(0), c.out_data<float>(0)}, current_stream()));
+  const MaxReducer r{c.in_data<float>(0), c.out_data<float>(0)};
+  return launched(c, launch_reduce(plan, r, static_cast<float*>(workspace()), current_stream()));
 }
 
 }  // namespace

@@ -31,6 +31,17 @@ struct DimWalk {
   }
 };
 
+// How the device kernels (reduce_launch.cuh) split the work: blocks of kReduceThreads threads.
+constexpr int kReduceThreads = 256;
+constexpr int kColumnLanes = 32, kColumnSplit = kReduceThreads / kColumnLanes;
+// From this many elements per output, a whole block shares a row rather than a warp.
+constexpr int64_t kBlockPerOutputFrom = 4096;
+// Fewer blocks than this leave SMs idle (16 on Orin, 132 on an H100): each output's elements are
+// then cut into slices on separate blocks, so a full reduction or a bias gradient's few columns
+// still fill the device. A slice keeps at least this many elements (rows, columns).
+constexpr int64_t kTargetBlocks = 512;
+constexpr int64_t kMinRowSlice = 2048, kMinColumnSlice = 64;
+
 struct ReducePlan {
   DimWalk kept, reduced;
   int64_t outputs = 0;  // product of the kept dims
@@ -38,7 +49,36 @@ struct ReducePlan {
   // The input's innermost dim is reduced: a group of threads shares an output and walks
   // contiguous memory. Otherwise neighbouring threads take neighbouring outputs.
   bool rows = true;
+  // rows: threads per output (32: a warp, or kReduceThreads); columns: threads that share an
+  // output's elements (kColumnSplit).
+  int group = 32;
+  // Each output's elements in `slices` pieces of `slice_length`; more than one slice leaves
+  // partial results in the workspace ([slice][output]) for a second kernel to combine.
+  int64_t slices = 1, slice_length = 0;
 };
+
+inline void set_split(ReducePlan& p, int group, int64_t slices) {
+  p.group = group;
+  slices = slices < 1 ? 1 : slices;
+  p.slice_length = (p.length + slices - 1) / slices;
+  p.slices = p.slice_length > 0 ? (p.length + p.slice_length - 1) / p.slice_length : 1;  // no empty slice
+}
+
+// The split for this device's kernels: as many slices as it takes to reach kTargetBlocks.
+inline void split_work(ReducePlan& p) {
+  const bool block_rows = p.rows && p.length >= kBlockPerOutputFrom;
+  const int group = p.rows ? (block_rows ? kReduceThreads : 32) : kColumnSplit;
+  if (p.rows && !block_rows) return set_split(p, group, 1);  // short rows: a warp each, never sliced
+  const int64_t blocks = block_rows ? p.outputs : (p.outputs + kColumnLanes - 1) / kColumnLanes;
+  const int64_t most = p.length / (block_rows ? kMinRowSlice : kMinColumnSlice);
+  const int64_t wanted = blocks >= kTargetBlocks ? 1 : (kTargetBlocks + blocks - 1) / (blocks > 0 ? blocks : 1);
+  set_split(p, group, wanted < most ? wanted : most);
+}
+
+// Scratch the plan needs: the partial results of its slices.
+inline size_t reduce_workspace_bytes(const ReducePlan& p) {
+  return p.slices > 1 ? static_cast<size_t>(p.slices * p.outputs) * sizeof(float) : 0;
+}
 
 // Appends a dim to a walk, merging it into the previous one when that continues it in memory;
 // size-1 dims add nothing.
@@ -75,6 +115,7 @@ inline ReducePlan reduce_plan(const pock_tensor_desc& x, const bool* reduced) {
     if (x.dims[d] != 1) innermost_reduced = reduced[d] ? 1 : 0;
   }
   p.rows = innermost_reduced != 0;
+  split_work(p);
   return p;
 }
 
@@ -111,14 +152,40 @@ struct TieCountReducer {
   POCK_HD void store(int64_t o, float acc) const { ties[o] = acc; }
 };
 
-// What one of `stride` threads sharing output o accumulates: elements lane, lane + stride, ...
-// Threads then combine their partials (a warp shuffle tree on the device).
+// What one of `stride` threads sharing output o accumulates over its slice: elements
+// begin + lane, begin + lane + stride, ... Threads then combine their partials (a warp shuffle
+// tree on the device).
 template <typename R>
-POCK_HD float lane_partial(const ReducePlan& p, const R& r, int64_t o, int64_t lane, int64_t stride) {
+POCK_HD float lane_partial(const ReducePlan& p, const R& r, int64_t o, int64_t slice, int64_t lane, int64_t stride) {
   const int64_t base = p.kept.offset(o);
+  const int64_t begin = slice * p.slice_length;
+  const int64_t end = begin + p.slice_length < p.length ? begin + p.slice_length : p.length;
   float acc = r.init();
-  for (int64_t j = lane; j < p.length; j += stride) acc = r.combine(acc, r.load(o, base + p.reduced.offset(j)));
+  for (int64_t j = begin + lane; j < end; j += stride) acc = r.combine(acc, r.load(o, base + p.reduced.offset(j)));
   return acc;
 }
+
+// A slice's result: the output itself when there is one slice, a partial otherwise.
+template <typename R>
+POCK_HD void store_slice(const ReducePlan& p, const R& r, float* partials, int64_t o, int64_t slice, float acc) {
+  if (p.slices == 1) {
+    r.store(o, acc);
+  } else {
+    partials[slice * p.outputs + o] = acc;
+  }
+}
+
+// The second kernel of a sliced reduction: each output combines its slices' partials in order.
+template <typename R>
+struct CombineSlices {
+  ReducePlan plan;
+  R r;
+  const float* partials;
+  POCK_HD void operator()(int64_t o) const {
+    float acc = r.init();
+    for (int64_t s = 0; s < plan.slices; ++s) acc = r.combine(acc, partials[s * plan.outputs + o]);
+    r.store(o, acc);
+  }
+};
 
 }  // namespace pock::cuda

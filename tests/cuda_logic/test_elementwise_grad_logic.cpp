@@ -96,14 +96,15 @@ TEST_CASE("cuda elementwise_grad logic: SumToShape sums broadcast dims away as r
     BoundOp op("SumToShape", {f32(k[0], random_values(k[0], ++seed, -2.0f, 2.0f, false))}, {{"shape", k[1]}});
     REQUIRE(op.status().is_ok());
     const std::vector<HostBuffer> want = op.run_ref();
-    for (int64_t group : {1, 8, 32}) {
+    for (const auto& [group, slices] : {std::pair<int, int64_t>{0, 0}, {1, 1}, {8, 2}, {32, 3}}) {
       std::vector<HostBuffer> got = op.fresh_outputs();
       const pock_op_desc d = op.bind(got);
       bool reduced[POCK_TENSOR_MAX_RANK] = {};
       sum_to_shape_dims(d.inputs[0], d.outputs[0], reduced);
-      host_reduce(reduce_plan(d.inputs[0], reduced),
-                  SumReducer{static_cast<const float*>(d.inputs[0].data), static_cast<float*>(d.outputs[0].data), 1.0f}, group);
-      INFO(shape_str(k[0]) << " to " << shape_str(k[1]) << " group " << group);
+      ReducePlan plan = reduce_plan(d.inputs[0], reduced);
+      if (group > 0) set_split(plan, group, slices);
+      host_reduce(plan, SumReducer{static_cast<const float*>(d.inputs[0].data), static_cast<float*>(d.outputs[0].data), 1.0f});
+      INFO(shape_str(k[0]) << " to " << shape_str(k[1]) << " group " << group << " slices " << slices);
       CHECK(f32_mismatches(got[0], want[0], 1e-5, 1e-5) == "");
     }
   }
@@ -155,7 +156,7 @@ TEST_CASE("cuda elementwise_grad logic: ReduceSumGrad and ReduceMaxGrad, ties in
     const auto* ym = static_cast<const float*>(d.inputs[2].data);
     const ReducePlan groups = reduce_plan(d.inputs[1], p.reduced);
     std::vector<float> ties(static_cast<size_t>(groups.outputs), -1.0f);
-    host_reduce(groups, TieCountReducer{x, ym, ties.data()}, 8);
+    host_reduce(groups, TieCountReducer{x, ym, ties.data()}, 8, 2);
     const pock_tensor_desc group_view = keepdims_view(p.reduced, d.inputs[1]);
     const pock_tensor_desc* group_of[1] = {&group_view};
     host_map(numel(d.outputs[0]), MaxGradMap{static_cast<const float*>(d.inputs[0].data), x, ym, ties.data(),
