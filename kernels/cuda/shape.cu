@@ -1,5 +1,6 @@
 // The cuda shape family, every op and dtype ref has: the views (Reshape, Flatten, Squeeze,
-// Unsqueeze) and Copy as one device copy, Transpose/Slice/Expand as one gather per element width,
+// Unsqueeze) and Copy as one device copy, Transpose/Slice/Expand as one gather (16 bytes a thread
+// where the innermost walk allows),
 // Pad, and Concat/Split as 2-D block copies on the copy engine. Logic: shape_logic.hpp.
 #include "kernels/cuda/cuda_families.hpp"
 #include "kernels/cuda/element_width.hpp"
@@ -13,25 +14,32 @@ namespace {
 
 Status copy_bytes(const KernelCall& c) { return copy_input_to_output(c); }
 
-Status plan_transpose(const pock_op_desc& op, const params::ShapeParams& p, StridedIndex<1>* index) {
-  *index = transpose_index(op.inputs[0], op.outputs[0], p);
+Status plan_transpose(const pock_op_desc& op, const params::ShapeParams& p, MovePlan* plan) {
+  *plan = move_plan(transpose_index(op.inputs[0], op.outputs[0], p), dtype_size(static_cast<DType>(op.outputs[0].dtype)));
   return Status::ok();
 }
 
-Status plan_slice(const pock_op_desc& op, const params::ShapeParams& p, StridedIndex<1>* index) {
-  *index = slice_index(op.inputs[0], op.outputs[0], p);
+Status plan_slice(const pock_op_desc& op, const params::ShapeParams& p, MovePlan* plan) {
+  *plan = move_plan(slice_index(op.inputs[0], op.outputs[0], p), dtype_size(static_cast<DType>(op.outputs[0].dtype)));
   return Status::ok();
 }
 
-template <typename T>
-Status gather_width(const KernelCall& c, const StridedIndex<1>& index) {
-  const GatherMap<T> map{c.in_data<T>(0), c.out_data<T>(0), index};
-  return launched(c, launch_map(numel(c.out(0)), current_stream(), map));
+Status plan_expand(const pock_op_desc& op, const params::ShapeParams& p, MovePlan* plan) {
+  StridedIndex<1> index;
+  POCK_RETURN_IF_ERROR(plan_broadcast<1>(op, p, &index));
+  *plan = move_plan(index, dtype_size(static_cast<DType>(op.outputs[0].dtype)));
+  return Status::ok();
 }
 
-// Transpose, Slice and Expand differ only in their index: four kernels serve all three.
-Status gather(const KernelCall& c, const params::ShapeParams&, const StridedIndex<1>& index) {
-  return with_element_width(c.out(0).dtype, [&](auto t) { return gather_width<decltype(t)>(c, index); });
+// Transpose, Slice and Expand differ only in their index: five kernels (1 to 16 bytes a move)
+// serve all three.
+Status gather(const KernelCall& c, const params::ShapeParams&, const MovePlan& plan) {
+  const MoveLaunch l = move_launch(plan, dtype_size(static_cast<DType>(c.out(0).dtype)), c.in(0).data, c.out(0).data,
+                                   numel(c.out(0)));
+  return with_move_width(l.bytes, [&](auto t) {
+    using T = decltype(t);
+    return launched(c, launch_map(l.moves, current_stream(), GatherMap<T>{c.in_data<T>(0), c.out_data<T>(0), *l.index}));
+  });
 }
 
 Status plan_pad(const pock_op_desc& op, const params::ShapeParams& p, PadPlan* plan) {
@@ -93,9 +101,9 @@ void register_shape(KernelTable& t) {
   for (int i = 0; i < kNumDTypes; ++i) {
     const DType dt = static_cast<DType>(i);
     for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Copy"}) t.add({op, dt, copy_bytes});
-    t.add(planned_kernel<ShapeParams, StridedIndex<1>, plan_transpose, gather>("Transpose", dt));
-    t.add(planned_kernel<ShapeParams, StridedIndex<1>, plan_slice, gather>("Slice", dt));
-    t.add(planned_kernel<ShapeParams, StridedIndex<1>, plan_broadcast<1>, gather>("Expand", dt));
+    t.add(planned_kernel<ShapeParams, MovePlan, plan_transpose, gather>("Transpose", dt));
+    t.add(planned_kernel<ShapeParams, MovePlan, plan_slice, gather>("Slice", dt));
+    t.add(planned_kernel<ShapeParams, MovePlan, plan_expand, gather>("Expand", dt));
     t.add(planned_kernel<ShapeParams, PadPlan, plan_pad, pad>("Pad", dt));
     t.add(planned_kernel<ShapeParams, BlockCopies, plan_concat, concat>("Concat", dt));
     t.add(planned_kernel<ShapeParams, BlockCopies, plan_split, split>("Split", dt));

@@ -107,6 +107,54 @@ inline StridedIndex<1> slice_grad_index(const pock_tensor_desc& dy, const pock_t
   return collapse_index<1>(dy.rank, dy.dims, steps, &base);
 }
 
+// A gather's or scatter's index, and the same index in units of `factor` elements moved at once
+// (up to 16 bytes) where the innermost walk is contiguous and every offset falls on a whole unit:
+// a head split or merge, an Expand of K/V heads, a Slice of half the last dim move 16 bytes a
+// thread instead of 4.
+struct MovePlan {
+  StridedIndex<1> index, wide;
+  int64_t factor = 1;
+};
+
+inline MovePlan move_plan(const StridedIndex<1>& index, size_t element) {
+  MovePlan m{index, index, 1};
+  const int last = index.rank - 1;
+  if (last < 0 || index.strides[0][last] != 1) return m;
+  for (int64_t f = static_cast<int64_t>(16 / element); f > 1; f /= 2) {
+    bool whole = index.dims[last] % f == 0 && index.base[0] % f == 0;
+    for (int d = 0; d < last && whole; ++d) whole = index.strides[0][d] % f == 0;
+    if (!whole) continue;
+    int64_t dims[kIndexMaxRank] = {}, strides[1][kIndexMaxRank] = {};
+    for (int d = 0; d <= last; ++d) {
+      dims[d] = index.dims[d];
+      strides[0][d] = index.strides[0][d] / f;
+    }
+    dims[last] /= f;
+    strides[0][last] = 1;
+    const int64_t base = index.base[0] / f;
+    m.wide = collapse_index<1>(index.rank, dims, strides, &base);
+    m.factor = f;
+    return m;
+  }
+  return m;
+}
+
+// What each thread moves at run, from the plan and the pointers: the wide unit when both pointers
+// sit on it, one element otherwise.
+struct MoveLaunch {
+  size_t bytes;                  // moved by each thread
+  const StridedIndex<1>* index;  // in units of `bytes`
+  int64_t moves;                 // threads' worth of work
+};
+
+inline MoveLaunch move_launch(const MovePlan& m, size_t element, const void* in, const void* out, int64_t elements) {
+  const size_t wide = element * static_cast<size_t>(m.factor);
+  if (reinterpret_cast<uintptr_t>(in) % wide == 0 && reinterpret_cast<uintptr_t>(out) % wide == 0) {
+    return {wide, &m.wide, elements / m.factor};
+  }
+  return {element, &m.index, elements};
+}
+
 // Pad's fill value in the tensor's own encoding, as raw bits (the low dtype_size bytes).
 inline uint64_t fill_bits(double value, int32_t dtype) {
   uint64_t bits = 0;

@@ -40,21 +40,32 @@ void check_bytes(BoundOp& op, Plan plan, Run run) {
   for (size_t i = 0; i < got.size(); ++i) CHECK(byte_mismatches(got[i], want[i]) == "");
 }
 
-// The gather at the op's element width.
-void run_gather(const pock_op_desc& d, const StridedIndex<1>& index) {
-  with_element_width(d.outputs[0].dtype, [&](auto t) {
+// The gather as the kernel launches it: the move width from the plan and the pointers.
+void run_gather(const pock_op_desc& d, const MovePlan& plan) {
+  const MoveLaunch l = move_launch(plan, dtype_size(static_cast<DType>(d.outputs[0].dtype)), d.inputs[0].data,
+                                   d.outputs[0].data, numel(d.outputs[0]));
+  with_move_width(l.bytes, [&](auto t) {
     using T = decltype(t);
-    host_map(numel(d.outputs[0]), GatherMap<T>{static_cast<const T*>(d.inputs[0].data), static_cast<T*>(d.outputs[0].data), index});
+    host_map(l.moves, GatherMap<T>{static_cast<const T*>(d.inputs[0].data), static_cast<T*>(d.outputs[0].data), *l.index});
   });
 }
 
-void check_gather(const std::string& name, DType dt, const Shape& shape, const Attrs& attrs) {
+// `factor`: the elements the plan must move at once (checks the wide path is the one taken).
+void check_gather(const std::string& name, DType dt, const Shape& shape, const Attrs& attrs, int64_t factor = 0) {
   BoundOp op(name, {counting(dt, shape)}, attrs);
   check_bytes(op, [&](const pock_op_desc& d, const params::ShapeParams& p) {
-    if (name == "Transpose") return transpose_index(d.inputs[0], d.outputs[0], p);
-    if (name == "Slice") return slice_index(d.inputs[0], d.outputs[0], p);
-    const pock_tensor_desc* ins[1] = {&d.inputs[0]};
-    return broadcast_index<1>(d.outputs[0], ins);
+    StridedIndex<1> index;
+    if (name == "Transpose") {
+      index = transpose_index(d.inputs[0], d.outputs[0], p);
+    } else if (name == "Slice") {
+      index = slice_index(d.inputs[0], d.outputs[0], p);
+    } else {
+      const pock_tensor_desc* ins[1] = {&d.inputs[0]};
+      index = broadcast_index<1>(d.outputs[0], ins);
+    }
+    const MovePlan plan = move_plan(index, dtype_size(dt));
+    if (factor > 0) CHECK(plan.factor == factor);
+    return plan;
   }, run_gather);
 }
 
@@ -76,7 +87,10 @@ TEST_CASE("cuda shape logic: Transpose of random permutations, every width", "[c
       check_gather("Transpose", dt, shape, {{"perm", perm}});
     }
     check_gather("Transpose", dt, {3, 5, 2}, {});                                 // no perm: reversed
-    check_gather("Transpose", dt, {2, 16, 3, 8}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});  // heads
+    // Attention's head split: rows of 8 elements move 16 bytes at a time (8 bytes for i64: 2).
+    check_gather("Transpose", dt, {2, 16, 3, 8}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}},
+                 std::min<int64_t>(8, 16 / static_cast<int64_t>(dtype_size(dt))));
+    check_gather("Transpose", dt, {2, 6, 3, 8}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}}, 1);  // innermost moves
   }
 }
 
@@ -95,7 +109,9 @@ TEST_CASE("cuda shape logic: Slice with axes, negative bounds and steps", "[cuda
     check_gather("Slice", dt, {6, 7, 4}, slice({-3}, {100}, {1}, {}));
     check_gather("Slice", dt, {6, 7}, slice({5, 0}, {-100, 7}, {0, 1}, {-2, 3}));
     check_gather("Slice", dt, {4, 9}, slice({0}, {9}, {-1}, {2}));
-    check_gather("Slice", dt, {2, 3, 8}, slice({0}, {4}, {2}, {}));  // attention's half of the last dim
+    check_gather("Slice", dt, {2, 3, 8}, slice({4}, {8}, {2}, {}), dt == DType::kI64 ? 2 : 4);  // RoPE's second half
+    check_gather("Slice", dt, {2, 3, 8}, slice({2}, {6}, {2}, {}), 2);  // a start on a half unit
+    check_gather("Slice", dt, {3, 6}, slice({0}, {4}, {1}, {}), 2);        // rows 6 apart: pairs, not fours
   }
 }
 
@@ -104,6 +120,8 @@ TEST_CASE("cuda shape logic: Expand over leading, inner and repeated broadcasts"
       {{2, 3, 1, 5, 4}, {2, 3, 3, 5, 4}}, {{3, 1}, {2, 3, 4}}, {{1, 5}, {4, 5}}, {{1}, {6, 7}}, {{4, 1, 3, 1}, {4, 2, 3, 5}}};
   for (DType dt : kWidths) {
     for (const auto& [in, shape] : cases) check_gather("Expand", dt, in, {{"shape", shape}});
+    check_gather("Expand", dt, {2, 1, 5, 16}, {{"shape", std::vector<int64_t>{2, 4, 5, 16}}},
+                 16 / static_cast<int64_t>(dtype_size(dt)));  // GQA's K/V heads
   }
 }
 
