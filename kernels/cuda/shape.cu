@@ -1,6 +1,6 @@
 // The cuda shape family, every op and dtype ref has: the views (Reshape, Flatten, Squeeze,
 // Unsqueeze) and Copy as one device copy, Transpose/Slice/Expand as one gather (16 bytes a thread
-// where the innermost walk allows),
+// where the innermost walk allows; shared-memory tiles for transposes that move the innermost dim),
 // Pad, and Concat/Split as 2-D block copies on the copy engine. Logic: shape_logic.hpp.
 #include "kernels/cuda/cuda_families.hpp"
 #include "kernels/cuda/element_width.hpp"
@@ -14,8 +14,16 @@ namespace {
 
 Status copy_bytes(const KernelCall& c) { return copy_input_to_output(c); }
 
-Status plan_transpose(const pock_op_desc& op, const params::ShapeParams& p, MovePlan* plan) {
-  *plan = move_plan(transpose_index(op.inputs[0], op.outputs[0], p), dtype_size(static_cast<DType>(op.outputs[0].dtype)));
+struct TransposePlan {
+  MovePlan gather;
+  TileTranspose tiles;
+  bool tiled = false;
+};
+
+Status plan_transpose(const pock_op_desc& op, const params::ShapeParams& p, TransposePlan* plan) {
+  const StridedIndex<1> index = transpose_index(op.inputs[0], op.outputs[0], p);
+  plan->gather = move_plan(index, dtype_size(static_cast<DType>(op.outputs[0].dtype)));
+  plan->tiled = tile_transpose(index, &plan->tiles);
   return Status::ok();
 }
 
@@ -39,6 +47,36 @@ Status gather(const KernelCall& c, const params::ShapeParams&, const MovePlan& p
   return with_move_width(l.bytes, [&](auto t) {
     using T = decltype(t);
     return launched(c, launch_map(l.moves, current_stream(), GatherMap<T>{c.in_data<T>(0), c.out_data<T>(0), *l.index}));
+  });
+}
+
+// A 32 x 8 block per tile: each thread moves 4 elements in and 4 out.
+template <typename T>
+__global__ void __launch_bounds__(kTile * 8) transpose_tiles_kernel(const T* in, T* out, TileTranspose p) {
+  __shared__ T tile[kTile][kTile + 1];  // +1: the column reads of the store step hit distinct banks
+  const int x = threadIdx.x;
+  for (int64_t t = blockIdx.x; t < p.tiles; t += gridDim.x) {
+    const TileOrigin o = p.origin(t);
+    int64_t off;
+    for (int k = threadIdx.y; k < kTile; k += blockDim.y) {
+      if (p.load_at(o, x, k, &off)) tile[k][x] = in[off];
+    }
+    __syncthreads();
+    for (int k = threadIdx.y; k < kTile; k += blockDim.y) {
+      if (p.store_at(o, x, k, &off)) out[off] = tile[x][k];
+    }
+    __syncthreads();
+  }
+}
+
+Status transpose(const KernelCall& c, const params::ShapeParams& p, const TransposePlan& plan) {
+  if (!plan.tiled) return gather(c, p, plan.gather);
+  if (plan.tiles.tiles == 0) return Status::ok();
+  const auto blocks = static_cast<unsigned>(std::min<int64_t>(plan.tiles.tiles, 65535));
+  return with_element_width(c.out(0).dtype, [&](auto t) {
+    using T = decltype(t);
+    transpose_tiles_kernel<T><<<blocks, dim3(kTile, 8), 0, current_stream()>>>(c.in_data<T>(0), c.out_data<T>(0), plan.tiles);
+    return launched(c, cudaGetLastError());
   });
 }
 
@@ -101,7 +139,7 @@ void register_shape(KernelTable& t) {
   for (int i = 0; i < kNumDTypes; ++i) {
     const DType dt = static_cast<DType>(i);
     for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Copy"}) t.add({op, dt, copy_bytes});
-    t.add(planned_kernel<ShapeParams, MovePlan, plan_transpose, gather>("Transpose", dt));
+    t.add(planned_kernel<ShapeParams, TransposePlan, plan_transpose, transpose>("Transpose", dt));
     t.add(planned_kernel<ShapeParams, MovePlan, plan_slice, gather>("Slice", dt));
     t.add(planned_kernel<ShapeParams, MovePlan, plan_expand, gather>("Expand", dt));
     t.add(planned_kernel<ShapeParams, PadPlan, plan_pad, pad>("Pad", dt));

@@ -73,6 +73,84 @@ inline StridedIndex<1> transpose_index(const pock_tensor_desc& x, const pock_ten
   return collapse_index<1>(y.rank, y.dims, steps);
 }
 
+// A transpose that moves the innermost dim (K^T, NCHW <-> NHWC): a plain gather would read one
+// element per 32-byte sector. Instead 32 x 32 tiles go through shared memory: read along the
+// input's contiguous dim (a), written along the output's (b, the last output dim); every other
+// dim is a batch of tiles whose offsets are worked out once per tile.
+constexpr int kTile = 32;
+
+struct TileOrigin {
+  int64_t in_base, out_base, a0, b0;
+};
+
+struct TileTranspose {
+  int64_t size_a = 0, size_b = 0;  // extents of the two dims
+  int64_t in_b = 0, out_a = 0;     // input stride of b, output stride of a (each 1 in the other tensor)
+  int64_t tiles_a = 0, tiles_b = 0, tiles = 0;
+  int batch_rank = 0;
+  int64_t batch_dims[kIndexMaxRank] = {}, batch_in[kIndexMaxRank] = {}, batch_out[kIndexMaxRank] = {};
+
+  POCK_HD TileOrigin origin(int64_t t) const {
+    const int64_t tb = t % tiles_b;
+    t /= tiles_b;
+    const int64_t ta = t % tiles_a;
+    t /= tiles_a;
+    TileOrigin o{0, 0, ta * kTile, tb * kTile};
+    for (int d = batch_rank - 1; d >= 0; --d) {
+      const int64_t q = t / batch_dims[d], i = t - q * batch_dims[d];
+      o.in_base += i * batch_in[d];
+      o.out_base += i * batch_out[d];
+      t = q;
+    }
+    return o;
+  }
+  // Load step: thread x reads a = a0 + x, b = b0 + k into tile[k][x].
+  POCK_HD bool load_at(const TileOrigin& o, int x, int k, int64_t* off) const {
+    const int64_t a = o.a0 + x, b = o.b0 + k;
+    *off = o.in_base + a + b * in_b;
+    return a < size_a && b < size_b;
+  }
+  // Store step: thread x writes b = b0 + x, a = a0 + k from tile[x][k].
+  POCK_HD bool store_at(const TileOrigin& o, int x, int k, int64_t* off) const {
+    const int64_t a = o.a0 + k, b = o.b0 + x;
+    *off = o.out_base + a * out_a + b;
+    return a < size_a && b < size_b;
+  }
+};
+
+// From a transpose's gather index: false when the input's contiguous dim stays innermost (the
+// gather then reads contiguous runs already).
+inline bool tile_transpose(const StridedIndex<1>& index, TileTranspose* t) {
+  const int b = index.rank - 1;
+  int a = -1;
+  for (int d = 0; d < index.rank; ++d) {
+    if (index.strides[0][d] == 1) a = d;
+  }
+  if (a < 0 || a == b) return false;
+  int64_t out_strides[kIndexMaxRank] = {};
+  for (int64_t d = index.rank - 1, s = 1; d >= 0; --d) {
+    out_strides[d] = s;
+    s *= index.dims[d];
+  }
+  *t = TileTranspose{};
+  t->size_a = index.dims[a];
+  t->size_b = index.dims[b];
+  t->in_b = index.strides[0][b];
+  t->out_a = out_strides[a];
+  t->tiles_a = (t->size_a + kTile - 1) / kTile;
+  t->tiles_b = (t->size_b + kTile - 1) / kTile;
+  t->tiles = t->tiles_a * t->tiles_b;
+  for (int d = 0; d < index.rank; ++d) {
+    if (d == a || d == b) continue;
+    t->batch_dims[t->batch_rank] = index.dims[d];
+    t->batch_in[t->batch_rank] = index.strides[0][d];
+    t->batch_out[t->batch_rank] = out_strides[d];
+    t->tiles *= index.dims[d];
+    ++t->batch_rank;
+  }
+  return true;
+}
+
 // ONNX Slice: the first index taken on an axis, after negative wrap and clamping for the step's
 // direction (as ref and the schema compute it).
 inline int64_t slice_first(int64_t dim, int64_t start, int64_t step) {

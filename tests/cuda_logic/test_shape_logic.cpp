@@ -69,6 +69,43 @@ void check_gather(const std::string& name, DType dt, const Shape& shape, const A
   }, run_gather);
 }
 
+// The tiled transpose as the kernel runs it: per tile, a load step into a 32 x 33 tile, then a
+// store step out of it, each over the block's threads (x) and rows (k).
+template <typename T>
+void run_tiles(const pock_op_desc& d, const TileTranspose& p) {
+  const T* in = static_cast<const T*>(d.inputs[0].data);
+  T* out = static_cast<T*>(d.outputs[0].data);
+  for (int64_t t = 0; t < p.tiles; ++t) {
+    T tile[kTile][kTile + 1];
+    const TileOrigin o = p.origin(t);
+    int64_t off;
+    for (int k = 0; k < kTile; ++k) {
+      for (int x = 0; x < kTile; ++x) {
+        if (p.load_at(o, x, k, &off)) tile[k][x] = in[off];
+      }
+    }
+    for (int k = 0; k < kTile; ++k) {
+      for (int x = 0; x < kTile; ++x) {
+        if (p.store_at(o, x, k, &off)) out[off] = tile[x][k];
+      }
+    }
+  }
+}
+
+// `tiled`: whether the plan must take the tiled path.
+void check_tiled_transpose(DType dt, const Shape& shape, const std::vector<int64_t>& perm, bool tiled) {
+  BoundOp op("Transpose", {counting(dt, shape)}, {{"perm", perm}});
+  check_bytes(op, [&](const pock_op_desc& d, const params::ShapeParams& p) {
+    TileTranspose tiles;
+    CHECK(tile_transpose(transpose_index(d.inputs[0], d.outputs[0], p), &tiles) == tiled);
+    return tiles;
+  }, [&](const pock_op_desc& d, const TileTranspose& tiles) {
+    if (!tiled) return run_gather(d, move_plan(transpose_index(d.inputs[0], d.outputs[0], params::ShapeParams{perm}),
+                                               dtype_size(dt)));
+    with_element_width(d.outputs[0].dtype, [&](auto t) { run_tiles<decltype(t)>(d, tiles); });
+  });
+}
+
 void emulate_2d_copy(uint8_t* dst, size_t dpitch, const uint8_t* src, size_t spitch, size_t width, int64_t rows) {
   for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * dpitch, src + r * spitch, width);
 }
@@ -91,6 +128,19 @@ TEST_CASE("cuda shape logic: Transpose of random permutations, every width", "[c
     check_gather("Transpose", dt, {2, 16, 3, 8}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}},
                  std::min<int64_t>(8, 16 / static_cast<int64_t>(dtype_size(dt))));
     check_gather("Transpose", dt, {2, 6, 3, 8}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}}, 1);  // innermost moves
+  }
+}
+
+TEST_CASE("cuda shape logic: transposes that move the innermost dim go through tiles", "[cuda_logic]") {
+  for (DType dt : kWidths) {
+    check_tiled_transpose(dt, {37, 19}, {1, 0}, true);                  // edges short of a tile
+    check_tiled_transpose(dt, {70, 33}, {1, 0}, true);                  // several tiles each way
+    check_tiled_transpose(dt, {2, 16, 3, 8}, {0, 2, 3, 1}, true);       // K^T with batch dims
+    check_tiled_transpose(dt, {2, 5, 7, 3}, {0, 2, 3, 1}, true);        // NCHW -> NHWC
+    check_tiled_transpose(dt, {2, 7, 3, 5}, {0, 3, 1, 2}, true);        // and back
+    check_tiled_transpose(dt, {3, 40, 2, 36}, {2, 3, 0, 1}, true);      // collapses to one 2-D transpose
+    check_tiled_transpose(dt, {3, 4, 5, 6}, {1, 3, 0, 2}, true);        // batch dims that move too
+    check_tiled_transpose(dt, {2, 16, 3, 8}, {0, 2, 1, 3}, false);      // innermost stays: gather
   }
 }
 
