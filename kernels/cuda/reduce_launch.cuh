@@ -19,31 +19,36 @@
 
 namespace pock::cuda {
 
-template <typename R>
+// Combines the partials of kWidth neighbouring lanes (aligned groups within a warp).
+template <int kWidth, typename R>
 __device__ __forceinline__ float warp_combine(const R& r, float acc) {
-  for (int offset = 16; offset > 0; offset /= 2) acc = r.combine(acc, __shfl_xor_sync(0xffffffffu, acc, offset));
+  for (int offset = kWidth / 2; offset > 0; offset /= 2) acc = r.combine(acc, __shfl_xor_sync(0xffffffffu, acc, offset));
   return acc;
 }
 
-// kGroup threads (32: a warp; kReduceThreads: the block) per (output, slice) work item.
+// kGroup threads (8, 32: a warp; kReduceThreads: the block) per (output, slice) work item. The
+// loop runs the same number of times for every thread of the block, out-of-range groups adding
+// nothing, so the shuffles always see full warps and the barriers the whole block.
 template <typename R, int kGroup>
 __global__ void __launch_bounds__(kReduceThreads) reduce_rows_kernel(ReducePlan p, R r, float* partials) {
   __shared__ float warp_results[kReduceThreads / 32];
   constexpr int kGroupsPerBlock = kReduceThreads / kGroup;
   const int lane = threadIdx.x % kGroup;
   const int64_t items = p.outputs * p.slices;
-  for (int64_t w = static_cast<int64_t>(blockIdx.x) * kGroupsPerBlock + threadIdx.x / kGroup; w < items;
-       w += static_cast<int64_t>(gridDim.x) * kGroupsPerBlock) {
-    const int64_t o = w / p.slices, slice = w - o * p.slices;
-    float acc = warp_combine(r, lane_partial(p, r, o, slice, lane, kGroup));
+  for (int64_t first = static_cast<int64_t>(blockIdx.x) * kGroupsPerBlock; first < items;
+       first += static_cast<int64_t>(gridDim.x) * kGroupsPerBlock) {
+    const int64_t w = first + threadIdx.x / kGroup;
+    const bool valid = w < items;
+    const int64_t o = valid ? index_div(w, p.slices) : 0, slice = w - o * p.slices;
+    float acc = valid ? lane_partial(p, r, o, slice, lane, kGroup) : r.init();
+    acc = warp_combine<(kGroup < 32 ? kGroup : 32)>(r, acc);
     if constexpr (kGroup > 32) {
-      // Every thread of the block runs this loop for the same item: the barriers are uniform.
       if (lane % 32 == 0) warp_results[lane / 32] = acc;
       __syncthreads();
-      if (lane < 32) acc = warp_combine(r, lane < kGroup / 32 ? warp_results[lane] : r.init());
+      if (lane < 32) acc = warp_combine<32>(r, lane < kGroup / 32 ? warp_results[lane] : r.init());
       __syncthreads();
     }
-    if (lane == 0) store_slice(p, r, partials, o, slice, acc);
+    if (valid && lane == 0) store_slice(p, r, partials, o, slice, acc);
   }
 }
 
@@ -81,9 +86,13 @@ cudaError_t launch_reduce(const ReducePlan& p, const R& r, float* partials, cuda
     reduce_columns_kernel<R><<<grid, kReduceThreads, 0, stream>>>(p, r, partials);
   } else if (p.group == kReduceThreads) {
     reduce_rows_kernel<R, kReduceThreads><<<reduce_grid(p.outputs * p.slices), kReduceThreads, 0, stream>>>(p, r, partials);
-  } else {
+  } else if (p.group == 32) {
     constexpr int kWarps = kReduceThreads / 32;
     reduce_rows_kernel<R, 32><<<reduce_grid((p.outputs * p.slices + kWarps - 1) / kWarps), kReduceThreads, 0, stream>>>(p, r, partials);
+  } else {
+    constexpr int kGroups = kReduceThreads / kShortRowGroup;
+    reduce_rows_kernel<R, kShortRowGroup>
+        <<<reduce_grid((p.outputs * p.slices + kGroups - 1) / kGroups), kReduceThreads, 0, stream>>>(p, r, partials);
   }
   if (p.slices == 1) return cudaGetLastError();
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/hd.hpp"
+#include "kernels/cuda/index_math.hpp"
 #include "pock/backend.h"
 
 namespace pock::cuda {
@@ -23,7 +24,7 @@ struct DimWalk {
     if (rank == 0) return 0;
     int64_t off = 0;
     for (int d = rank - 1; d > 0; --d) {
-      const int64_t q = i / dims[d];
+      const int64_t q = index_div(i, dims[d]);
       off += (i - q * dims[d]) * strides[d];
       i = q;
     }
@@ -34,8 +35,10 @@ struct DimWalk {
 // How the device kernels (reduce_launch.cuh) split the work: blocks of kReduceThreads threads.
 constexpr int kReduceThreads = 256;
 constexpr int kColumnLanes = 32, kColumnSplit = kReduceThreads / kColumnLanes;
-// From this many elements per output, a whole block shares a row rather than a warp.
-constexpr int64_t kBlockPerOutputFrom = 4096;
+// From this many elements per output, a whole block shares a row rather than a warp; below
+// kShortRow, 8 threads do (a warp then reads 4 neighbouring short rows at once).
+constexpr int64_t kBlockPerOutputFrom = 4096, kShortRow = 64;
+constexpr int kShortRowGroup = 8;
 // Fewer blocks than this leave SMs idle (16 on Orin, 132 on an H100): each output's elements are
 // then cut into slices on separate blocks, so a full reduction or a bias gradient's few columns
 // still fill the device. A slice keeps at least this many elements (rows, columns).
@@ -49,8 +52,8 @@ struct ReducePlan {
   // The input's innermost dim is reduced: a group of threads shares an output and walks
   // contiguous memory. Otherwise neighbouring threads take neighbouring outputs.
   bool rows = true;
-  // rows: threads per output (32: a warp, or kReduceThreads); columns: threads that share an
-  // output's elements (kColumnSplit).
+  // rows: threads per output (kShortRowGroup, 32: a warp, or kReduceThreads); columns: threads
+  // that share an output's elements (kColumnSplit).
   int group = 32;
   // Each output's elements in `slices` pieces of `slice_length`; more than one slice leaves
   // partial results in the workspace ([slice][output]) for a second kernel to combine.
@@ -67,8 +70,9 @@ inline void set_split(ReducePlan& p, int group, int64_t slices) {
 // The split for this device's kernels: as many slices as it takes to reach kTargetBlocks.
 inline void split_work(ReducePlan& p) {
   const bool block_rows = p.rows && p.length >= kBlockPerOutputFrom;
-  const int group = p.rows ? (block_rows ? kReduceThreads : 32) : kColumnSplit;
-  if (p.rows && !block_rows) return set_split(p, group, 1);  // short rows: a warp each, never sliced
+  const int row_group = block_rows ? kReduceThreads : (p.length < kShortRow ? kShortRowGroup : 32);
+  const int group = p.rows ? row_group : kColumnSplit;
+  if (p.rows && !block_rows) return set_split(p, group, 1);  // rows under a block: never sliced
   const int64_t blocks = block_rows ? p.outputs : (p.outputs + kColumnLanes - 1) / kColumnLanes;
   const int64_t most = p.length / (block_rows ? kMinRowSlice : kMinColumnSlice);
   const int64_t wanted = blocks >= kTargetBlocks ? 1 : (kTargetBlocks + blocks - 1) / (blocks > 0 ? blocks : 1);

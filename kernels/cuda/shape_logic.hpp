@@ -47,7 +47,7 @@ struct PadMap {
   POCK_HD void operator()(int64_t o) const {
     int64_t rest = o, offset = 0, stride = 1;
     for (int d = plan.rank - 1; d >= 0; --d) {
-      const int64_t q = rest / plan.out_dims[d];
+      const int64_t q = index_div(rest, plan.out_dims[d]);
       const int64_t i = rest - q * plan.out_dims[d] - plan.begins[d];
       if (i < 0 || i >= plan.in_dims[d]) {
         out[o] = fill;
@@ -91,13 +91,13 @@ struct TileTranspose {
   int64_t batch_dims[kIndexMaxRank] = {}, batch_in[kIndexMaxRank] = {}, batch_out[kIndexMaxRank] = {};
 
   POCK_HD TileOrigin origin(int64_t t) const {
-    const int64_t tb = t % tiles_b;
-    t /= tiles_b;
-    const int64_t ta = t % tiles_a;
-    t /= tiles_a;
+    const int64_t tb = index_mod(t, tiles_b);
+    t = index_div(t, tiles_b);
+    const int64_t ta = index_mod(t, tiles_a);
+    t = index_div(t, tiles_a);
     TileOrigin o{0, 0, ta * kTile, tb * kTile};
     for (int d = batch_rank - 1; d >= 0; --d) {
-      const int64_t q = t / batch_dims[d], i = t - q * batch_dims[d];
+      const int64_t q = index_div(t, batch_dims[d]), i = t - q * batch_dims[d];
       o.in_base += i * batch_in[d];
       o.out_base += i * batch_out[d];
       t = q;

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/hd.hpp"
+#include "kernels/cuda/index_math.hpp"
 #include "kernels/ref/ref_util.hpp"  // numpy's broadcast strides, the same rule as ref
 #include "pock/status.hpp"
 
@@ -32,12 +33,12 @@ struct StridedIndex {
     switch (access[k]) {
       case Access::kDense: return base[k] + i;
       case Access::kScalar: return base[k];
-      case Access::kRow: return base[k] + i % period[k];
+      case Access::kRow: return base[k] + index_mod(i, period[k]);
       default: break;
     }
     int64_t off = base[k];
     for (int d = rank - 1; d > 0; --d) {
-      const int64_t q = i / dims[d];
+      const int64_t q = index_div(i, dims[d]);
       off += (i - q * dims[d]) * strides[k][d];
       i = q;
     }

@@ -117,6 +117,24 @@ TEST_CASE("cuda elementwise logic: broadcast indices collapse to the cheapest ac
   CHECK((channel.access[1] == Access::kStrided && channel.rank == 3));
 }
 
+TEST_CASE("cuda index math: 32-bit division where indices fit, 64-bit beyond", "[cuda_logic]") {
+  const int64_t cases[][2] = {{0, 1}, {7, 3}, {(int64_t{1} << 31) - 1, 7}, {int64_t{1} << 31, 7},
+                              {5'000'000'123, 3}, {5'000'000'123, 4'000'000'000}, {123, int64_t{1} << 33}};
+  for (const auto& c : cases) {
+    CHECK(index_div(c[0], c[1]) == c[0] / c[1]);
+    CHECK(index_mod(c[0], c[1]) == c[0] % c[1]);
+  }
+  // An offset walk past 2^31 elements: a [3, 2^31] tensor's row 2, column 5.
+  StridedIndex<1> big;
+  big.rank = 2;
+  big.dims[0] = 3;
+  big.dims[1] = int64_t{1} << 31;
+  big.strides[0][0] = 1;
+  big.strides[0][1] = 3;
+  big.access[0] = Access::kStrided;
+  CHECK(big.offset(0, 2 * (int64_t{1} << 31) + 5) == 2 + 5 * 3);
+}
+
 TEST_CASE("cuda elementwise logic: Where with broadcast condition and every branch width", "[cuda_logic]") {
   const Shape cs{3, 1}, as{1, 4}, bs{3, 4};
   const HostBuffer cond = HostBuffer::of<uint8_t>(DType::kBool, cs, {1, 0, 1});

@@ -111,6 +111,8 @@ TEST_CASE("cuda reduce logic: the split fills the device only where outputs are 
   CHECK((!bias.rows && bias.group == kColumnSplit && bias.slices == 22));
   const ReducePlan norm = plan_of({4096, 768}, {1});  // a warp per row, enough rows
   CHECK((norm.rows && norm.group == 32 && norm.slices == 1 && reduce_workspace_bytes(norm) == 0));
+  const ReducePlan short_rows = plan_of({1000, 5}, {1});  // 8 threads a row, 4 rows a warp
+  CHECK((short_rows.rows && short_rows.group == kShortRowGroup && short_rows.slices == 1));
   const ReducePlan many = plan_of({64, 512, 512}, {1});  // columns, enough outputs for 1024 blocks
   CHECK((!many.rows && many.slices == 1));
 }
