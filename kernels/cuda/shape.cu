@@ -1,7 +1,7 @@
 // The cuda shape family, every op and dtype ref has: the views (Reshape, Flatten, Squeeze,
 // Unsqueeze) and Copy as one device copy, Transpose/Slice/Expand as one gather (16 bytes a thread
 // where the innermost walk allows; shared-memory tiles for transposes that move the innermost dim),
-// Pad, and Concat/Split as 2-D block copies on the copy engine. Logic: shape_logic.hpp.
+// Pad, and Concat/Split as one scatter or gather per piece. Logic: shape_logic.hpp.
 #include "kernels/cuda/cuda_families.hpp"
 #include "kernels/cuda/element_width.hpp"
 #include "kernels/cuda/kernel_launch.cuh"
@@ -94,43 +94,39 @@ Status pad(const KernelCall& c, const params::ShapeParams&, const PadPlan& plan)
   return with_element_width(c.out(0).dtype, [&](auto t) { return pad_width<decltype(t)>(c, plan); });
 }
 
-Status plan_concat(const pock_op_desc& op, const params::ShapeParams& p, BlockCopies* copies) {
-  *copies = block_copies(op.outputs[0], op.inputs, op.num_inputs, p.axis);
+using PieceMoves = std::vector<MovePlan>;
+
+Status plan_concat(const pock_op_desc& op, const params::ShapeParams& p, PieceMoves* moves) {
+  *moves = piece_moves(op.outputs[0], op.inputs, op.num_inputs, p.axis);
   return Status::ok();
 }
 
-Status plan_split(const pock_op_desc& op, const params::ShapeParams& p, BlockCopies* copies) {
-  *copies = block_copies(op.inputs[0], op.outputs, op.num_outputs, p.axis);
+Status plan_split(const pock_op_desc& op, const params::ShapeParams& p, PieceMoves* moves) {
+  *moves = piece_moves(op.inputs[0], op.outputs, op.num_outputs, p.axis);
   return Status::ok();
 }
 
-// One 2-D copy per piece: `rows` rows of its width, between its place in the joined tensor's
-// rows and its own contiguous storage.
-cudaError_t copy_piece(const BlockCopies& b, size_t i, uint8_t* joined, uint8_t* piece, bool to_joined) {
-  const size_t width = b.widths[i];
-  if (width == 0 || b.rows == 0) return cudaSuccess;
-  uint8_t* at = joined + b.offsets[i];
-  const auto rows = static_cast<size_t>(b.rows);
-  return to_joined ? cudaMemcpy2DAsync(at, b.pitch, piece, width, width, rows, cudaMemcpyDeviceToDevice, current_stream())
-                   : cudaMemcpy2DAsync(piece, width, at, b.pitch, width, rows, cudaMemcpyDeviceToDevice, current_stream());
-}
-
-Status concat(const KernelCall& c, const params::ShapeParams&, const BlockCopies& b) {
-  auto* joined = static_cast<uint8_t*>(c.out(0).data);
-  for (int i = 0; i < c.num_inputs(); ++i) {
-    auto* piece = static_cast<uint8_t*>(const_cast<void*>(c.in(i).data));
-    POCK_RETURN_IF_ERROR(launched(c, copy_piece(b, static_cast<size_t>(i), joined, piece, true)));
+// One launch per piece: into the joined tensor (Concat) or out of it (Split).
+Status move_pieces(const KernelCall& c, const PieceMoves& moves, bool into_joined) {
+  const pock_tensor_desc& joined = into_joined ? c.out(0) : c.in(0);
+  const size_t element = dtype_size(static_cast<DType>(joined.dtype));
+  for (size_t i = 0; i < moves.size(); ++i) {
+    const pock_tensor_desc& piece = into_joined ? c.in(static_cast<int>(i)) : c.out(static_cast<int>(i));
+    const MoveLaunch l = move_launch(moves[i], element, piece.data, joined.data, numel(piece));
+    POCK_RETURN_IF_ERROR(with_move_width(l.bytes, [&](auto t) {
+      using T = decltype(t);
+      auto* whole = static_cast<T*>(joined.data);
+      auto* part = static_cast<T*>(piece.data);
+      return launched(c, into_joined ? launch_map(l.moves, current_stream(), ScatterMap<T>{part, whole, *l.index})
+                                     : launch_map(l.moves, current_stream(), GatherMap<T>{whole, part, *l.index}));
+    }));
   }
   return Status::ok();
 }
 
-Status split(const KernelCall& c, const params::ShapeParams&, const BlockCopies& b) {
-  auto* joined = static_cast<uint8_t*>(const_cast<void*>(c.in(0).data));
-  for (int i = 0; i < c.num_outputs(); ++i) {
-    POCK_RETURN_IF_ERROR(launched(c, copy_piece(b, static_cast<size_t>(i), joined, static_cast<uint8_t*>(c.out(i).data), false)));
-  }
-  return Status::ok();
-}
+Status concat(const KernelCall& c, const params::ShapeParams&, const PieceMoves& moves) { return move_pieces(c, moves, true); }
+
+Status split(const KernelCall& c, const params::ShapeParams&, const PieceMoves& moves) { return move_pieces(c, moves, false); }
 
 }  // namespace
 
@@ -143,8 +139,8 @@ void register_shape(KernelTable& t) {
     t.add(planned_kernel<ShapeParams, MovePlan, plan_slice, gather>("Slice", dt));
     t.add(planned_kernel<ShapeParams, MovePlan, plan_expand, gather>("Expand", dt));
     t.add(planned_kernel<ShapeParams, PadPlan, plan_pad, pad>("Pad", dt));
-    t.add(planned_kernel<ShapeParams, BlockCopies, plan_concat, concat>("Concat", dt));
-    t.add(planned_kernel<ShapeParams, BlockCopies, plan_split, split>("Split", dt));
+    t.add(planned_kernel<ShapeParams, PieceMoves, plan_concat, concat>("Concat", dt));
+    t.add(planned_kernel<ShapeParams, PieceMoves, plan_split, split>("Split", dt));
   }
 }
 

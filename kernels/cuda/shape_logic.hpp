@@ -2,7 +2,7 @@
 // so every functor works on the unsigned integer of the element's width (1, 2, 4 or 8 bytes) and
 // one kernel per width serves every dtype, as in ref. Transpose, Slice and Expand are one gather
 // (out[i] = in[offset(i)]) with an index planned at prepare; SliceGrad is its scatter; Pad tests
-// each output element against the input's box; Concat and Split are strided block copies.
+// each output element against the input's box; Concat and Split scatter or gather each piece.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -270,30 +270,32 @@ PadMap<T> pad_map(const void* in, void* out, const PadPlan& plan) {
   return PadMap<T>{static_cast<const T*>(in), static_cast<T*>(out), fill, plan};
 }
 
-// Concat and Split as 2-D block copies: each piece is `rows` rows of `width` bytes, at `offset`
-// within every row of `pitch` bytes of the joined tensor, and contiguous in its own tensor.
-struct BlockCopies {
-  int64_t rows = 0;
-  size_t pitch = 0;
-  std::vector<size_t> offsets, widths;  // one per piece (input of Concat, output of Split)
-};
-
+// Concat and Split: each piece (an input of Concat, an output of Split) is `rows` contiguous runs
+// that sit `pitch` apart in the joined tensor, at the piece's offset within each row: a scatter
+// into (Concat) or a gather from (Split) the joined tensor, moving up to 16 bytes a thread.
 // `joined` is Concat's output or Split's input; `pieces` the others, in order.
-inline BlockCopies block_copies(const pock_tensor_desc& joined, const pock_tensor_desc* pieces, int count, int64_t axis) {
-  BlockCopies b;
+inline std::vector<MovePlan> piece_moves(const pock_tensor_desc& joined, const pock_tensor_desc* pieces, int count,
+                                         int64_t axis) {
   const int a = normalized_axis(axis, joined.rank);
-  b.rows = 1;
-  for (int d = 0; d < a; ++d) b.rows *= joined.dims[d];
-  const size_t element = dtype_size(static_cast<DType>(joined.dtype));
+  int64_t rows = 1;
+  for (int d = 0; d < a; ++d) rows *= joined.dims[d];
+  int64_t pitch = 0;
+  std::vector<int64_t> widths;
   for (int i = 0; i < count; ++i) {
     int64_t n = 1;
     for (int d = 0; d < pieces[i].rank; ++d) n *= pieces[i].dims[d];
-    const size_t width = b.rows > 0 ? static_cast<size_t>(n / b.rows) * element : 0;
-    b.offsets.push_back(b.pitch);
-    b.widths.push_back(width);
-    b.pitch += width;
+    widths.push_back(rows > 0 ? n / rows : 0);
+    pitch += widths.back();
   }
-  return b;
+  std::vector<MovePlan> moves;
+  int64_t offset = 0;
+  for (int64_t width : widths) {
+    const int64_t dims[2] = {rows, width};
+    const int64_t strides[1][kIndexMaxRank] = {{pitch, 1}};
+    moves.push_back(move_plan(collapse_index<1>(2, dims, strides, &offset), dtype_size(static_cast<DType>(joined.dtype))));
+    offset += width;
+  }
+  return moves;
 }
 
 }  // namespace pock::cuda

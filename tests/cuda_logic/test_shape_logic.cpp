@@ -1,7 +1,7 @@
 // The cuda shape family's logic (kernels/cuda/shape_logic.hpp) against ref, byte for byte, for
 // element widths 1, 2, 4 and 8: Transpose, Slice and Expand through the one gather with their
-// planned indices, Pad with crops and fills in every encoding, Concat and Split as the 2-D block
-// copies the device does (emulated row by row here).
+// planned indices (16 bytes a move where they allow, tiles for transposes that move the innermost
+// dim), Pad with crops and fills in every encoding, Concat and Split as per-piece scatters/gathers.
 #include <numeric>
 
 #include "cuda_logic/logic_harness.hpp"
@@ -106,10 +106,6 @@ void check_tiled_transpose(DType dt, const Shape& shape, const std::vector<int64
   });
 }
 
-void emulate_2d_copy(uint8_t* dst, size_t dpitch, const uint8_t* src, size_t spitch, size_t width, int64_t rows) {
-  for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * dpitch, src + r * spitch, width);
-}
-
 }  // namespace
 
 TEST_CASE("cuda shape logic: Transpose of random permutations, every width", "[cuda_logic]") {
@@ -190,32 +186,49 @@ TEST_CASE("cuda shape logic: Pad with crops and a fill in every encoding", "[cud
   }
 }
 
-TEST_CASE("cuda shape logic: Concat and Split as 2-D block copies on every axis", "[cuda_logic]") {
+// Each piece moved as the kernel does: a scatter into the joined tensor or a gather from it.
+void run_pieces(const pock_op_desc& d, const std::vector<MovePlan>& moves, bool into_joined) {
+  const pock_tensor_desc& joined = into_joined ? d.outputs[0] : d.inputs[0];
+  const size_t element = dtype_size(static_cast<DType>(joined.dtype));
+  for (size_t i = 0; i < moves.size(); ++i) {
+    const pock_tensor_desc& piece = into_joined ? d.inputs[i] : d.outputs[i];
+    const MoveLaunch l = move_launch(moves[i], element, piece.data, joined.data, numel(piece));
+    with_move_width(l.bytes, [&](auto t) {
+      using T = decltype(t);
+      auto* whole = static_cast<T*>(joined.data);
+      auto* part = static_cast<T*>(piece.data);
+      if (into_joined) {
+        host_map(l.moves, ScatterMap<T>{part, whole, *l.index});
+      } else {
+        host_map(l.moves, GatherMap<T>{whole, part, *l.index});
+      }
+    });
+  }
+}
+
+TEST_CASE("cuda shape logic: Concat and Split on every axis, pieces moved as wide as they allow", "[cuda_logic]") {
   for (DType dt : kWidths) {
     for (int64_t axis : {0, 1, -1}) {
-      Shape a{2, 3, 4}, b{2, 3, 4};
-      b[static_cast<size_t>(axis < 0 ? 2 : axis)] = 2;
+      Shape a{2, 3, 8}, b{2, 3, 8};
+      b[static_cast<size_t>(axis < 0 ? 2 : axis)] = axis < 0 ? 4 : 2;
       BoundOp concat("Concat", {counting(dt, a), counting(dt, b)}, {{"axis", axis}});
       check_bytes(concat, [](const pock_op_desc& d, const params::ShapeParams& p) {
-        return block_copies(d.outputs[0], d.inputs, d.num_inputs, p.axis);
-      }, [](const pock_op_desc& d, const BlockCopies& c) {
-        for (int i = 0; i < d.num_inputs; ++i) {
-          emulate_2d_copy(static_cast<uint8_t*>(d.outputs[0].data) + c.offsets[i], c.pitch,
-                          static_cast<const uint8_t*>(d.inputs[i].data), c.widths[i], c.widths[i], c.rows);
-        }
-      });
-      // An empty piece on the middle axis.
+        return piece_moves(d.outputs[0], d.inputs, d.num_inputs, p.axis);
+      }, [](const pock_op_desc& d, const std::vector<MovePlan>& moves) { run_pieces(d, moves, true); });
+      // An empty piece on the middle axis; odd widths on the last.
       const std::vector<int64_t> sizes = axis == 0 ? std::vector<int64_t>{1, 1}
                                                    : (axis == 1 ? std::vector<int64_t>{1, 0, 5} : std::vector<int64_t>{3, 1});
       BoundOp split("Split", {counting(dt, {2, 6, 4})}, {{"axis", axis}, {"split", sizes}});
       check_bytes(split, [](const pock_op_desc& d, const params::ShapeParams& p) {
-        return block_copies(d.inputs[0], d.outputs, d.num_outputs, p.axis);
-      }, [](const pock_op_desc& d, const BlockCopies& c) {
-        for (int i = 0; i < d.num_outputs; ++i) {
-          emulate_2d_copy(static_cast<uint8_t*>(d.outputs[i].data), c.widths[i],
-                          static_cast<const uint8_t*>(d.inputs[0].data) + c.offsets[i], c.pitch, c.widths[i], c.rows);
-        }
-      });
+        return piece_moves(d.inputs[0], d.outputs, d.num_outputs, p.axis);
+      }, [](const pock_op_desc& d, const std::vector<MovePlan>& moves) { run_pieces(d, moves, false); });
     }
   }
+  // A [T, 3 * C] QKV split into three [T, C] pieces: 16 bytes a move for f32.
+  BoundOp qkv("Split", {counting(DType::kF32, {5, 24})}, {{"axis", int64_t{1}}, {"split", std::vector<int64_t>{8, 8, 8}}});
+  check_bytes(qkv, [](const pock_op_desc& d, const params::ShapeParams& p) {
+    const std::vector<MovePlan> moves = piece_moves(d.inputs[0], d.outputs, d.num_outputs, p.axis);
+    for (const MovePlan& m : moves) CHECK(m.factor == 4);
+    return moves;
+  }, [](const pock_op_desc& d, const std::vector<MovePlan>& moves) { run_pieces(d, moves, false); });
 }
