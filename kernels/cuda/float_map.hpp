@@ -68,7 +68,7 @@ struct FloatPackMap {
       const float s = scalar.in[k][ix.base[k]];
       return Pack4{{s, s, s, s}};
     }
-    const int64_t first = ix.access[k] == Access::kRow ? (pack * 4) % ix.period[k] : pack * 4;
+    const int64_t first = ix.access[k] == Access::kRow ? index_mod(pack * 4, ix.period[k]) : pack * 4;
     return reinterpret_cast<const Pack4*>(scalar.in[k] + ix.base[k] + first)[0];
   }
 };
