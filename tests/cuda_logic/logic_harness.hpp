@@ -13,32 +13,14 @@
 
 #include "ir/op_schema.hpp"
 #include "runtime/table_backend.hpp"
+#include "support/op_runner.hpp"
 
 namespace pock::test {
 
-struct HostBuffer {
-  DType dtype = DType::kF32;
-  Shape shape;
-  std::vector<uint8_t> bytes;
+// Host bytes of a dtype and shape (op_runner.hpp's): inputs, and outputs to compare.
+using HostBuffer = HostTensor;
 
-  template <typename T>
-  static HostBuffer of(DType dtype, Shape shape, const std::vector<T>& values) {
-    HostBuffer b{dtype, std::move(shape), {}};
-    b.bytes.resize(values.size() * sizeof(T));
-    if (!values.empty()) std::memcpy(b.bytes.data(), values.data(), b.bytes.size());
-    return b;
-  }
-  template <typename T>
-  std::vector<T> values() const {
-    std::vector<T> out(bytes.size() / sizeof(T));
-    if (!out.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
-    return out;
-  }
-};
-
-inline HostBuffer f32(Shape shape, const std::vector<float>& values) {
-  return HostBuffer::of(DType::kF32, std::move(shape), values);
-}
+inline HostBuffer f32(Shape shape, const std::vector<float>& values) { return HostTensor::f32(std::move(shape), values); }
 
 // Uniform floats in [lo, hi); with `edges`, some elements replaced by the values where
 // activations and comparisons change branch (0, -0, kinks, infinities, NaN).

@@ -61,7 +61,7 @@ TEST_CASE("cuda activation_mask logic: MaskGrad keeps NaN and infinite dy as ref
   const Shape shape{7, 19};
   std::vector<uint8_t> mask(static_cast<size_t>(numel(shape)));
   for (size_t i = 0; i < mask.size(); ++i) mask[i] = (i * 7 + i / 3) % 3 == 0 ? 0 : 1;
-  BoundOp op("MaskGrad", {f32(shape, random_values(shape, 9)), HostBuffer::of(DType::kU8, shape, mask)});
+  BoundOp op("MaskGrad", {f32(shape, random_values(shape, 9)), HostBuffer::make(DType::kU8, shape, mask)});
   REQUIRE(op.status().is_ok());
   const std::vector<HostBuffer> want = op.run_ref();
   std::vector<HostBuffer> outs = op.fresh_outputs();

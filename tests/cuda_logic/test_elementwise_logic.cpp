@@ -137,13 +137,13 @@ TEST_CASE("cuda index math: 32-bit division where indices fit, 64-bit beyond", "
 
 TEST_CASE("cuda elementwise logic: Where with broadcast condition and every branch width", "[cuda_logic]") {
   const Shape cs{3, 1}, as{1, 4}, bs{3, 4};
-  const HostBuffer cond = HostBuffer::of<uint8_t>(DType::kBool, cs, {1, 0, 1});
+  const HostBuffer cond = HostBuffer::make<uint8_t>(DType::kBool, cs, {1, 0, 1});
   auto check_width = [&](auto tag, DType dt) {
     using T = decltype(tag);
     std::vector<T> a(4), b(12);
     for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<T>(i + 1);
     for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<T>(100 + i);
-    BoundOp op("Where", {cond, HostBuffer::of(dt, as, a), HostBuffer::of(dt, bs, b)});
+    BoundOp op("Where", {cond, HostBuffer::make(dt, as, a), HostBuffer::make(dt, bs, b)});
     REQUIRE(op.status().is_ok());
     const std::vector<HostBuffer> want = op.run_ref();
     std::vector<HostBuffer> got = op.fresh_outputs();
