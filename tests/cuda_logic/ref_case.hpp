@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/row_team.hpp"
 #include "runtime/table_backend.hpp"
 
 namespace pock::test {
@@ -145,5 +146,15 @@ inline void expect_close(CaseTensor& actual, CaseTensor& expected, const std::st
   REQUIRE(actual.count() == expected.count());
   expect_close(actual.f32(), expected.f32(), actual.count(), what, rtol, atol);
 }
+
+// A row (or channel) functor of kernels/cuda/*_logic.hpp over every row, one SoloTeam each: what
+// the device does with a warp or block per row, in the same arithmetic order per lane.
+template <typename Row>
+void each_row(const Row& row, int64_t rows) {
+  for (int64_t r = 0; r < rows; ++r) row(cuda::SoloTeam{}, r);
+}
+
+// An optional input's data, or null when the case omits it.
+inline float* optional_data(CaseTensor& t) { return t.present ? t.f32() : nullptr; }
 
 }  // namespace pock::test

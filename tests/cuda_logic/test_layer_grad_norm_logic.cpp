@@ -3,20 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include "kernels/cuda/layer_grad_norm_logic.hpp"
-#include "kernels/cuda/row_team.hpp"
 #include "kernels/params/norm.hpp"
 #include "ref_case.hpp"
 
 using namespace pock;
 using namespace pock::test;
-using cuda::SoloTeam;
 
 namespace {
-
-template <typename Row>
-void each_row(const Row& row, int64_t rows) {
-  for (int64_t r = 0; r < rows; ++r) row(SoloTeam{}, r);
-}
 
 // What column_sum.cuh computes on the device: out_k[j] = sum over rows of terms(r, j)_k.
 template <typename Terms>
@@ -31,8 +24,6 @@ void column_sums(const Terms& terms, int64_t rows, int64_t columns, float* const
     for (int k = 0; k < Terms::kTerms; ++k) outs[k][j] = acc[k];
   }
 }
-
-float* optional_data(CaseTensor& t) { return t.present ? t.f32() : nullptr; }
 
 void expect_outputs_close(RefCase& actual, RefCase& expected) {
   for (size_t i = 0; i < actual.outputs.size(); ++i) {

@@ -3,20 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include "kernels/cuda/norm_logic.hpp"
-#include "kernels/cuda/row_team.hpp"
 #include "kernels/params/norm.hpp"
 #include "ref_case.hpp"
 
 using namespace pock;
 using namespace pock::test;
-using cuda::SoloTeam;
 
 namespace {
-
-template <typename Row>
-void each_row(const Row& row, int64_t rows) {
-  for (int64_t r = 0; r < rows; ++r) row(SoloTeam{}, r);
-}
 
 params::AxisNormParams axis_params(RefCase& c) {
   params::AxisNormParams p;
@@ -24,8 +17,6 @@ params::AxisNormParams axis_params(RefCase& c) {
   REQUIRE(params::parse(d, &p).is_ok());
   return p;
 }
-
-float* optional_data(CaseTensor& t) { return t.present ? t.f32() : nullptr; }
 
 // LayerNorm / RMSNorm of x over dims [axis, rank), with or without the affine inputs.
 RefCase row_norm_case(const char* op, const Shape& shape, int axis, bool affine, bool stats, uint32_t seed, float offset) {
