@@ -62,6 +62,7 @@ struct RefCase {
 
   void set_int(const std::string& name, int64_t v) { add(name).i = v, attrs.back().kind = POCK_ATTR_INT; }
   void set_float(const std::string& name, double v) { add(name).f = v, attrs.back().kind = POCK_ATTR_FLOAT; }
+  void set_text(const std::string& name, const char* v) { add(name).s = v, attrs.back().kind = POCK_ATTR_STRING; }
   void set_ints(const std::string& name, std::vector<int64_t> v) {
     int_lists.reserve(16);  // pointers into the lists stay valid
     int_lists.push_back(std::move(v));
@@ -152,6 +153,21 @@ inline void expect_close(CaseTensor& actual, CaseTensor& expected, const std::st
 template <typename Row>
 void each_row(const Row& row, int64_t rows) {
   for (int64_t r = 0; r < rows; ++r) row(cuda::SoloTeam{}, r);
+}
+
+// An element functor of kernels/cuda/*_logic.hpp over [0, n), as launch_map runs it.
+template <typename F>
+void each_element(const F& f, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) f(i);
+}
+
+// The case's parameters as the shared parser (kernels/params) gives them to every backend.
+template <typename Params>
+Params parsed(RefCase& c) {
+  Params p;
+  const pock_op_desc d = c.desc();
+  REQUIRE(parse(d, &p).is_ok());
+  return p;
 }
 
 // An optional input's data, or null when the case omits it.

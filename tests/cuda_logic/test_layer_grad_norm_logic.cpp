@@ -92,8 +92,7 @@ TEST_CASE("cuda SoftmaxGrad and LogSoftmaxGrad logic matches ref on every axis",
         expected.set_int("axis", axis);
         RefCase actual = expected;
         REQUIRE(run_ref(expected).is_ok());
-        params::AxisNormParams p;
-        REQUIRE(params::parse(actual.desc(), &p).is_ok());
+        const auto p = parsed<params::AxisNormParams>(actual);
         const params::AxisSplit s = p.around(actual.desc().inputs[1]);
         const cuda::AxisRows rows{s.extent, s.inner};
         std::vector<CaseTensor>& in = actual.inputs;

@@ -11,13 +11,6 @@ using namespace pock::test;
 
 namespace {
 
-params::AxisNormParams axis_params(RefCase& c) {
-  params::AxisNormParams p;
-  const pock_op_desc d = c.desc();
-  REQUIRE(params::parse(d, &p).is_ok());
-  return p;
-}
-
 // LayerNorm / RMSNorm of x over dims [axis, rank), with or without the affine inputs.
 RefCase row_norm_case(const char* op, const Shape& shape, int axis, bool affine, bool stats, uint32_t seed, float offset) {
   RefCase c;
@@ -53,7 +46,7 @@ TEST_CASE("cuda LayerNorm and RMSNorm row logic matches ref", "[cuda_logic][norm
           RefCase expected = row_norm_case(op, shape, axis, affine, stats, ++seed, offset);
           RefCase actual = expected;
           REQUIRE(run_ref(expected).is_ok());
-          const params::AxisNormParams p = axis_params(actual);
+          const auto p = parsed<params::AxisNormParams>(actual);
           const params::RowSplit s = p.rows(actual.desc().inputs[0]);
           const float eps = static_cast<float>(p.eps);
           auto out = [&](size_t i) { return i < actual.outputs.size() ? actual.outputs[i].f32() : nullptr; };
@@ -89,7 +82,7 @@ TEST_CASE("cuda Softmax and LogSoftmax row logic matches ref on every axis", "[c
         expected.set_int("axis", axis);
         RefCase actual = expected;
         REQUIRE(run_ref(expected).is_ok());
-        const params::AxisNormParams p = axis_params(actual);
+        const auto p = parsed<params::AxisNormParams>(actual);
         const params::AxisSplit s = p.around(actual.desc().inputs[0]);
         const cuda::AxisRows rows{s.extent, s.inner};
         if (std::string(op) == "Softmax") {
@@ -123,8 +116,7 @@ TEST_CASE("cuda BatchNorm and BatchNormTrain logic matches ref", "[cuda_logic][n
       expected.set_float("momentum", 0.25);
       RefCase actual = expected;
       REQUIRE(run_ref(expected).is_ok());
-      params::BatchNormParams p;
-      REQUIRE(params::parse(actual.desc(), &p).is_ok());
+      const auto p = parsed<params::BatchNormParams>(actual);
       const cuda::ChannelView v = cuda::channel_view(shape.data(), static_cast<int>(shape.size()));
       std::vector<CaseTensor>& in = actual.inputs;
       std::vector<CaseTensor>& out = actual.outputs;

@@ -16,23 +16,12 @@ using namespace pock::test;
 
 namespace {
 
-params::SequenceParams sequence_params(RefCase& c) {
-  params::SequenceParams p;
-  REQUIRE(params::parse(c.desc(), &p).is_ok());
-  return p;
-}
-
 template <typename T>
 CaseTensor values(DType dtype, Shape shape, const std::vector<T>& v) {
   CaseTensor t = tensor(dtype, std::move(shape));
   REQUIRE(t.bytes.size() == v.size() * sizeof(T));
   std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
   return t;
-}
-
-template <typename F>
-void each_element(const F& f, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) f(i);
 }
 
 template <typename Word, typename Index>
@@ -70,7 +59,7 @@ TEST_CASE("cuda Gather logic matches ref for every word size, index type and axi
     RefCase actual = expected;
     REQUIRE(run_ref(expected).is_ok());
     const cuda::GatherLayout l = cuda::gather_layout(v.data_shape.data(), static_cast<int>(v.data_shape.size()),
-                                                     sequence_params(actual).axis, 6);
+                                                     parsed<params::SequenceParams>(actual).axis, 6);
     const size_t word = dtype_size(v.data_dtype);
     if (word == 1) v.i32 ? gather_on_host<uint8_t, int32_t>(actual, l) : gather_on_host<uint8_t, int64_t>(actual, l);
     if (word == 2) v.i32 ? gather_on_host<uint16_t, int32_t>(actual, l) : gather_on_host<uint16_t, int64_t>(actual, l);
@@ -124,7 +113,7 @@ TEST_CASE("cuda GatherGrad and DropoutGrad logic match ref", "[cuda_logic][layer
   expected.set_float("ratio", 0.3);
   RefCase actual = expected;
   REQUIRE(run_ref(expected).is_ok());
-  const params::SequenceParams p = sequence_params(actual);
+  const params::SequenceParams p = parsed<params::SequenceParams>(actual);
   each_element(cuda::DropoutGradElement{actual.inputs[0].f32(), actual.inputs[1].data<uint8_t>(),
                                         actual.outputs[0].f32(), 1.0 / (1.0 - p.ratio)},
                257);
@@ -146,7 +135,7 @@ TEST_CASE("cuda Rope logic matches ref, far positions included", "[cuda_logic][s
     if (variant % 3 == 0) expected.set_float("theta", 500000.0);
     RefCase actual = expected;
     REQUIRE(run_ref(expected).is_ok());
-    const params::SequenceParams p = sequence_params(actual);
+    const params::SequenceParams p = parsed<params::SequenceParams>(actual);
     each_element(cuda::RopePair{actual.inputs[0].f32(), actual.outputs[0].f32(),
                                 positioned ? actual.inputs[1].data<int64_t>() : nullptr, shape[2], shape[3],
                                 std::log(p.theta), p.interleaved, p.inverse ? -1.0f : 1.0f},
@@ -165,7 +154,7 @@ TEST_CASE("cuda CausalMask logic matches ref with a cache offset", "[cuda_logic]
     if (shape.size() == 3) expected.set_float("value", -1e4);
     RefCase actual = expected;
     REQUIRE(run_ref(expected).is_ok());
-    const params::SequenceParams p = sequence_params(actual);
+    const params::SequenceParams p = parsed<params::SequenceParams>(actual);
     each_element(cuda::CausalMaskElement{actual.inputs[0].f32(), actual.outputs[0].f32(), shape[shape.size() - 2],
                                          shape.back(), static_cast<float>(p.value)},
                  numel(shape));
@@ -186,7 +175,7 @@ TEST_CASE("cuda DropoutTrain logic reproduces ref's mask and values bit for bit"
       expected.set_int("seed", 1234);
       RefCase actual = expected;
       REQUIRE(run_ref(expected).is_ok());
-      const params::SequenceParams p = sequence_params(actual);
+      const params::SequenceParams p = parsed<params::SequenceParams>(actual);
       each_element(cuda::DropoutTrainElement{actual.inputs[0].f32(), actual.inputs[1].data<int64_t>(),
                                              actual.outputs[0].f32(), actual.outputs[1].data<uint8_t>(),
                                              cuda::splitmix64_hd(p.seed), static_cast<uint64_t>(p.ratio * 16777216.0),
