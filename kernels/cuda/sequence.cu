@@ -1,11 +1,14 @@
 // The CUDA sequence family: Gather (any dtype, i32/i64 indices), Rope, CausalMask, Dropout and
-// DropoutTrain (ref's counter-based mask, bit for bit), element-wise over sequence_logic.hpp,
-// checked against ref on the host by tests/cuda_logic/test_sequence_logic.cpp.
+// DropoutTrain (ref's counter-based mask, bit for bit), element-wise, and CachedAttention (the
+// cache rows written, then a block per query with an online softmax per warp; head dims up to
+// 256). Logic in sequence_logic.hpp, checked against ref on the host by
+// tests/cuda_logic/test_sequence_logic.cpp.
 #include <cmath>
 
 #include "kernels/cuda/cuda_families.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/launch_status.hpp"
+#include "kernels/cuda/row_team.cuh"
 #include "kernels/cuda/sequence_logic.hpp"
 #include "kernels/params/sequence.hpp"
 #include "pock/types.hpp"
@@ -74,6 +77,71 @@ Status dropout_train(const KernelCall& c, const params::SequenceParams& p) {
   return launched(c, launch_map(numel(c.in(0)), current_stream(), element));
 }
 
+// CachedAttention: a block per query row, its warps taking every kAttentionWarps-th visible key
+// (online softmax each), merged through shared memory by warp 0, which writes the row.
+constexpr int kAttentionWarps = 4;
+constexpr int kAttentionPerLane = 8;  // value columns per lane: head dims up to 256
+constexpr int64_t kAttentionMaxDim = kAttentionPerLane * kWarp;
+
+__global__ void attention_kernel(const float* q, const float* key_cache, const float* value_cache,
+                                 const int64_t* position, float* out, AttentionShape shape, float scale) {
+  const int64_t p = *position;
+  if (!shape.position_fits(p)) return;  // the whole block leaves together
+  __shared__ float tops[kAttentionWarps], totals[kAttentionWarps];
+  __shared__ float accs[kAttentionWarps][kAttentionMaxDim];
+  const int warp = threadIdx.x / kWarp;
+  const WarpTeam team{static_cast<int>(threadIdx.x % kWarp)};
+  const int64_t rows = shape.batch * shape.heads * shape.seq;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const AttentionRows r = attention_rows(shape, key_cache, value_cache, p, row);
+    AttentionShare<kAttentionPerLane> share;
+    attend(team, q + row * shape.dim, r.keys, r.values, r.visible, warp, kAttentionWarps, shape.dim, scale, share);
+    if (team.lane == 0) {
+      tops[warp] = share.top;
+      totals[warp] = share.total;
+    }
+    for (int k = 0; k < kAttentionPerLane; ++k) accs[warp][k * kWarp + team.lane] = share.acc[k];
+    __syncthreads();
+    if (warp == 0) {
+      for (int w = 1; w < kAttentionWarps; ++w) {
+        AttentionShare<kAttentionPerLane> other;
+        other.top = tops[w];
+        other.total = totals[w];
+        for (int k = 0; k < kAttentionPerLane; ++k) other.acc[k] = accs[w][k * kWarp + team.lane];
+        share.merge(other);
+      }
+      for (int k = 0; k < kAttentionPerLane; ++k) {
+        const int64_t e = team.lane + static_cast<int64_t>(k) * kWarp;
+        if (e < shape.dim) out[row * shape.dim + e] = share.acc[k] / share.total;
+      }
+    }
+    __syncthreads();  // the slots are free again
+  }
+}
+
+AttentionShape attention_shape(const pock_op_desc& op) {
+  const pock_tensor_desc& q = op.inputs[0];
+  const pock_tensor_desc& cache = op.inputs[3];
+  return {q.dims[0], q.dims[1], cache.dims[1], q.dims[2], cache.dims[2], q.dims[3]};
+}
+
+bool attention_fits(const pock_op_desc& op) { return op.inputs[0].dims[3] <= kAttentionMaxDim; }
+
+Status cached_attention(const KernelCall& c, const params::SequenceParams& p) {
+  const AttentionShape shape = attention_shape(*c.desc);
+  const int64_t* position = c.in_data<int64_t>(5);
+  const CacheWriteElement write{c.in_data<float>(1),    c.in_data<float>(2), c.inout_data<float>(3),
+                                c.inout_data<float>(4), position,            shape};
+  POCK_RETURN_IF_ERROR(launched(c, launch_map(numel(c.in(1)), current_stream(), write)));
+  const int64_t rows = shape.batch * shape.heads * shape.seq;
+  if (rows == 0) return Status::ok();
+  const unsigned blocks = static_cast<unsigned>(rows < 65535 ? rows : 65535);
+  attention_kernel<<<blocks, kAttentionWarps * kWarp, 0, current_stream()>>>(
+      c.in_data<float>(0), c.in_data<float>(3), c.in_data<float>(4), position, c.out_data<float>(0), shape,
+      static_cast<float>(p.scale));
+  return launched(c, cudaGetLastError());
+}
+
 }  // namespace
 
 void register_sequence(KernelTable& t) {
@@ -82,6 +150,7 @@ void register_sequence(KernelTable& t) {
   }
   t.add(typed_kernel<params::SequenceParams, rope>("Rope", DType::kF32));
   t.add(typed_kernel<params::SequenceParams, causal_mask>("CausalMask", DType::kF32));
+  t.add(typed_kernel<params::SequenceParams, cached_attention>("CachedAttention", DType::kF32, 1, attention_fits));
   t.add({"Dropout", DType::kF32, dropout});
   t.add(typed_kernel<params::SequenceParams, dropout_train>("DropoutTrain", DType::kF32));
 }

@@ -128,4 +128,95 @@ struct DropoutGradElement {
   POCK_HD void operator()(int64_t i) const { dx[i] = static_cast<float>(dy[i] * (mask[i] ? scale : 0.0)); }
 };
 
+// ---- CachedAttention ----------------------------------------------------------------------------
+// q [B, H, S, D]; k, v [B, KV, S, D] go into the caches [B, KV, T, D] at rows p..p+S-1; query s of
+// head h attends to cache rows 0..p+s of KV head h / (H / KV). The position p lives on the device:
+// a p out of range (ref refuses it) leaves caches and output untouched.
+
+struct AttentionShape {
+  int64_t batch, heads, kv_heads, seq, capacity, dim;
+  POCK_HD bool position_fits(int64_t p) const { return p >= 0 && p <= capacity - seq; }
+};
+
+// Element i of k (and v) [B, KV, S, D] written into its cache row.
+struct CacheWriteElement {
+  const float* k;
+  const float* v;
+  float* key_cache;
+  float* value_cache;
+  const int64_t* position;
+  AttentionShape shape;
+  POCK_HD void operator()(int64_t i) const {
+    const int64_t p = *position;
+    if (!shape.position_fits(p)) return;
+    const int64_t e = i % shape.dim, row = i / shape.dim;  // row = (b * KV + h) * S + s
+    const int64_t s = row % shape.seq, head = row / shape.seq;
+    const int64_t to = (head * shape.capacity + p + s) * shape.dim + e;
+    key_cache[to] = k[i];
+    value_cache[to] = v[i];
+  }
+};
+
+// One participant's share of a query's attention, as an online softmax: the running maximum
+// score, the sum of exp(score - top) and, for the value columns e = lane + k * lanes it owns, the
+// weighted sum of values. Scores are the same on every lane of a team (reduced with team.sum),
+// so `top` and `total` agree across lanes. Shares over disjoint key sets merge exactly.
+template <int kPerLane>
+struct AttentionShare {
+  float top = -INFINITY;
+  float total = 0.0f;
+  float acc[kPerLane] = {};
+
+  template <typename Team>
+  POCK_HD void add_key(const Team& team, float score, const float* value_row, int64_t dim) {
+    if (score > top) {
+      const float rescale = expf(top - score);  // 0 for the first key
+      total *= rescale;
+      for (int k = 0; k < kPerLane; ++k) acc[k] *= rescale;
+      top = score;
+    }
+    const float w = expf(score - top);
+    total += w;
+    for (int k = 0; k < kPerLane; ++k) {
+      const int64_t e = team.lane + static_cast<int64_t>(k) * team.lanes;
+      if (e < dim) acc[k] += w * value_row[e];
+    }
+  }
+
+  POCK_HD void merge(const AttentionShare& o) {
+    const float m = top > o.top ? top : o.top;
+    if (m == -INFINITY) return;  // both empty
+    const float a = expf(top - m), b = expf(o.top - m);
+    total = total * a + o.total * b;
+    for (int k = 0; k < kPerLane; ++k) acc[k] = acc[k] * a + o.acc[k] * b;
+    top = m;
+  }
+};
+
+// Adds keys first, first + step, ... of query (b, h, s)'s visible rows to `share`.
+template <int kPerLane, typename Team>
+POCK_HD void attend(const Team& team, const float* q_row, const float* keys, const float* values, int64_t visible,
+                    int64_t first, int64_t step, int64_t dim, float scale, AttentionShare<kPerLane>& share) {
+  for (int64_t j = first; j < visible; j += step) {
+    float dot = 0.0f;
+    for (int64_t e = team.lane; e < dim; e += team.lanes) dot += q_row[e] * keys[j * dim + e];
+    share.add_key(team, team.sum(dot) * scale, values + j * dim, dim);
+  }
+}
+
+// The cache rows query row `row` = (b * H + h) * S + s reads, and how many are visible.
+struct AttentionRows {
+  const float* keys;
+  const float* values;
+  int64_t visible;
+};
+
+POCK_HD AttentionRows attention_rows(const AttentionShape& a, const float* key_cache, const float* value_cache,
+                                     int64_t position, int64_t row) {
+  const int64_t s = row % a.seq, h = (row / a.seq) % a.heads, b = row / (a.seq * a.heads);
+  const int64_t kv = h / (a.heads / a.kv_heads);
+  const int64_t offset = (b * a.kv_heads + kv) * a.capacity * a.dim;
+  return {key_cache + offset, value_cache + offset, position + s + 1};
+}
+
 }  // namespace pock::cuda

@@ -187,3 +187,50 @@ TEST_CASE("cuda DropoutTrain logic reproduces ref's mask and values bit for bit"
     }
   }
 }
+
+TEST_CASE("cuda CachedAttention logic (cache write, online softmax shares merged) matches ref",
+          "[cuda_logic][sequence]") {
+  constexpr int kHostPerLane = 64;  // a SoloTeam owns every value column
+  uint32_t seed = 1000;
+  for (const int64_t dim : {int64_t{8}, int64_t{40}}) {
+    for (const int64_t position : {int64_t{0}, int64_t{3}}) {
+      const cuda::AttentionShape a{2, 4, 2, 3, 8, dim};
+      const Shape q_shape{a.batch, a.heads, a.seq, dim}, kv_shape{a.batch, a.kv_heads, a.seq, dim},
+          cache_shape{a.batch, a.kv_heads, a.capacity, dim};
+      RefCase expected;
+      expected.op = "CachedAttention";
+      expected.inputs = {random_f32(q_shape, ++seed, -2.0f, 2.0f), random_f32(kv_shape, ++seed),
+                         random_f32(kv_shape, ++seed), random_f32(cache_shape, ++seed),
+                         random_f32(cache_shape, ++seed), values(DType::kI64, {1}, std::vector<int64_t>{position})};
+      expected.outputs.push_back(tensor(DType::kF32, q_shape));
+      expected.set_float("scale", 0.35);
+      RefCase actual = expected;
+      REQUIRE(run_ref(expected).is_ok());
+      std::vector<CaseTensor>& in = actual.inputs;
+      const int64_t* p = in[5].data<int64_t>();
+      each_element(cuda::CacheWriteElement{in[1].f32(), in[2].f32(), in[3].f32(), in[4].f32(), p, a}, in[1].count());
+      const float scale = static_cast<float>(parsed<params::SequenceParams>(actual).scale);
+      // Three shares over interleaved keys, as three warps of a block take them, then merged.
+      constexpr int kShares = 3;
+      for (int64_t row = 0; row < a.batch * a.heads * a.seq; ++row) {
+        const cuda::AttentionRows r = cuda::attention_rows(a, in[3].f32(), in[4].f32(), *p, row);
+        cuda::AttentionShare<kHostPerLane> shares[kShares];
+        for (int w = 0; w < kShares; ++w) {
+          cuda::attend(cuda::SoloTeam{}, in[0].f32() + row * dim, r.keys, r.values, r.visible, w, kShares, dim, scale,
+                       shares[w]);
+        }
+        for (int w = 1; w < kShares; ++w) shares[0].merge(shares[w]);
+        for (int64_t e = 0; e < dim; ++e) actual.outputs[0].f32()[row * dim + e] = shares[0].acc[e] / shares[0].total;
+      }
+      INFO("dim " << dim << " position " << position);
+      expect_close(actual.outputs[0], expected.outputs[0], "out", 1e-4f, 1e-5f);
+      CHECK(in[3].bytes == expected.inputs[3].bytes);  // the caches, written in place
+      CHECK(in[4].bytes == expected.inputs[4].bytes);
+    }
+  }
+  // A position past the cache: ref refuses; the device logic writes nothing.
+  const cuda::AttentionShape a{1, 1, 1, 2, 4, 2};
+  CHECK(a.position_fits(2));
+  CHECK_FALSE(a.position_fits(3));
+  CHECK_FALSE(a.position_fits(-1));
+}
