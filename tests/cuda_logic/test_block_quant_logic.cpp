@@ -1,0 +1,149 @@
+// The CUDA block_quant logic (kernels/cuda/block_quant_logic.hpp) on the host against the
+// reference kernels: the half and block decoders value for value, GatherQ, and LinearQ /
+// LinearQInputGrad with every thread of every tile run phase by phase as a block runs them.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <memory>
+#include <random>
+
+#include "ir/float16.hpp"
+#include "kernels/cuda/block_quant_logic.hpp"
+#include "kernels/params/block_quant.hpp"
+#include "ref_case.hpp"
+
+using namespace pock;
+using namespace pock::test;
+
+namespace {
+
+// Rows of random blocks with sane scales (random bytes would make NaN and infinite halves).
+CaseTensor random_blocks(BlockFormat format, int64_t rows, int64_t cols, uint32_t seed) {
+  const int64_t row_bytes = block_row_bytes(format, cols);
+  CaseTensor t = tensor(DType::kU8, {rows, row_bytes});
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
+  std::uniform_int_distribution<int> byte(0, 255);
+  const int64_t block_bytes = block_layout(format).bytes;
+  for (int64_t b = 0; b < rows * cols / 32; ++b) {
+    uint8_t* block = t.data<uint8_t>() + b * block_bytes;
+    for (int64_t i = 0; i < block_bytes; ++i) block[i] = static_cast<uint8_t>(byte(gen));
+    const uint16_t d = float_to_half(scale(gen)), m = float_to_half(scale(gen));
+    std::memcpy(block, &d, 2);
+    if (format == BlockFormat::kQ4_1) std::memcpy(block + 2, &m, 2);
+  }
+  return t;
+}
+
+void set_format(RefCase& c, BlockFormat format, int64_t in_features) {
+  c.set_text("format", block_format_name(format));
+  c.set_int("in_features", in_features);
+}
+
+// Every tile of C, each block's threads run one after another per phase, as the kernel runs them
+// between barriers.
+template <typename G>
+void gemm_on_host(const G& g) {
+  auto tile = std::make_unique<cuda::QuantTile>();
+  std::vector<float> acc(static_cast<size_t>(cuda::kTileThreads) * 16);
+  auto acc_of = [&](int t) { return reinterpret_cast<float(*)[4]>(acc.data() + 16 * t); };
+  for (int64_t m0 = 0; m0 < g.m; m0 += cuda::kTileM) {
+    for (int64_t n0 = 0; n0 < g.n; n0 += cuda::kTileN) {
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      for (int64_t k0 = 0; k0 < g.k; k0 += cuda::kTileK) {
+        for (int t = 0; t < cuda::kTileThreads; ++t) g.load(*tile, m0, n0, k0, t);
+        for (int t = 0; t < cuda::kTileThreads; ++t) g.accumulate(*tile, t, acc_of(t));
+      }
+      for (int t = 0; t < cuda::kTileThreads; ++t) g.store(m0, n0, t, acc_of(t));
+    }
+  }
+}
+
+const BlockFormat kFormats[] = {BlockFormat::kQ8_0, BlockFormat::kQ4_0, BlockFormat::kQ4_1};
+
+}  // namespace
+
+TEST_CASE("cuda half and block decoders match ir's, value for value", "[cuda_logic][block_quant]") {
+  int64_t mismatches = 0;
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float want = half_to_float(static_cast<uint16_t>(h)), got = cuda::half_bits_to_float(static_cast<uint16_t>(h));
+    const bool same = std::isnan(want) ? std::isnan(got) : std::memcmp(&want, &got, sizeof want) == 0;
+    if (!same && mismatches++ < 5) FAIL_CHECK("half " << h << ": " << got << ", ir " << want);
+  }
+  CHECK(mismatches == 0);
+  for (BlockFormat format : kFormats) {
+    CaseTensor w = random_blocks(format, 3, 96, 40);
+    std::vector<float> decoded(3 * 96);
+    decode_blocks(format, w.data<uint8_t>(), 9, decoded.data());
+    const cuda::QuantRows rows{w.data<uint8_t>(), 3, block_row_bytes(format, 96), format};
+    CHECK(cuda::small_block_bytes(format) == block_layout(format).bytes);
+    for (int64_t i = 0; i < 3 * 96; ++i) {
+      INFO(block_format_name(format) << " value " << i);
+      CHECK(rows.at(i / 96, i % 96) == decoded[static_cast<size_t>(i)]);
+    }
+  }
+}
+
+TEST_CASE("cuda GatherQ logic matches ref", "[cuda_logic][block_quant]") {
+  for (BlockFormat format : kFormats) {
+    RefCase expected;
+    expected.op = "GatherQ";
+    const int64_t vocab = 11, k = 64;
+    expected.inputs.push_back(random_blocks(format, vocab, k, 50));
+    CaseTensor idx = tensor(DType::kI32, {2, 3});
+    const int32_t values[] = {0, 10, -1, 4, 4, -11};
+    std::memcpy(idx.bytes.data(), values, sizeof values);
+    expected.inputs.push_back(idx);
+    expected.outputs.push_back(tensor(DType::kF32, {2, 3, k}));
+    set_format(expected, format, k);
+    RefCase actual = expected;
+    REQUIRE(run_ref(expected).is_ok());
+    const auto p = parsed<params::BlockQuantParams>(actual);
+    each_element(cuda::GatherQElement<int32_t>{{actual.inputs[0].data<uint8_t>(), vocab, p.row_bytes, p.format},
+                                               k,
+                                               actual.inputs[1].data<int32_t>(),
+                                               actual.outputs[0].f32()},
+                 6 * k);
+    INFO(block_format_name(format));
+    CHECK(actual.outputs[0].bytes == expected.outputs[0].bytes);
+  }
+}
+
+TEST_CASE("cuda LinearQ and LinearQInputGrad tiles match ref across tile edges", "[cuda_logic][block_quant]") {
+  uint32_t seed = 60;
+  for (BlockFormat format : kFormats) {
+    for (const int64_t k : {int64_t{64}, int64_t{96}}) {
+      const int64_t n = 70, rows = 67;  // past one 64 x 64 tile both ways
+      for (bool bias : {true, false}) {
+        RefCase expected;
+        expected.op = "LinearQ";
+        expected.inputs = {random_f32({rows, k}, ++seed), random_blocks(format, n, k, ++seed),
+                           bias ? random_f32({n}, ++seed) : absent()};
+        expected.outputs.push_back(tensor(DType::kF32, {rows, n}));
+        set_format(expected, format, k);
+        RefCase actual = expected;
+        REQUIRE(run_ref(expected).is_ok());
+        const auto p = parsed<params::BlockQuantParams>(actual);
+        const cuda::QuantRows w{actual.inputs[1].data<uint8_t>(), n, p.row_bytes, p.format};
+        gemm_on_host(cuda::QuantGemm<cuda::WeightRowsAsColumns>{
+            actual.inputs[0].f32(), {w}, optional_data(actual.inputs[2]), actual.outputs[0].f32(), rows, n, k});
+        INFO("LinearQ " << block_format_name(format) << " k " << k << " bias " << bias);
+        expect_close(actual.outputs[0], expected.outputs[0], "y", 1e-4f, 1e-5f);
+      }
+
+      RefCase expected;
+      expected.op = "LinearQInputGrad";
+      expected.inputs = {random_f32({rows, n}, ++seed), random_blocks(format, n, k, ++seed)};
+      expected.outputs.push_back(tensor(DType::kF32, {rows, k}));
+      set_format(expected, format, k);
+      RefCase actual = expected;
+      REQUIRE(run_ref(expected).is_ok());
+      const auto p = parsed<params::BlockQuantParams>(actual);
+      const cuda::QuantRows w{actual.inputs[1].data<uint8_t>(), n, p.row_bytes, p.format};
+      gemm_on_host(cuda::QuantGemm<cuda::WeightRows>{actual.inputs[0].f32(), {w, k}, nullptr, actual.outputs[0].f32(),
+                                                     rows, k, n});
+      INFO("LinearQInputGrad " << block_format_name(format) << " k " << k);
+      expect_close(actual.outputs[0], expected.outputs[0], "dx", 1e-4f, 1e-5f);
+    }
+  }
+}
