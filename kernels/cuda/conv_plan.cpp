@@ -11,14 +11,16 @@ namespace {
 // another: Jetson boards share their memory with the CPU.
 constexpr size_t kWorkspaceCap = size_t{256} << 20;
 
-// The first usable result of a heuristic ranking: deterministic, FMA math, within the cap;
-// failing that, any usable one. Returns false when none is.
+// The first usable result of a heuristic ranking: deterministic, within the cap, no tensor-core
+// math (TF32 would round the operands to 10 bits); failing that, any usable one without tensor
+// cores. Returns false when none is.
 template <typename Perf>
 bool pick(const Perf* perf, int count, int* algorithm, size_t* bytes) {
   for (int pass = 0; pass < 2; ++pass) {
     for (int i = 0; i < count; ++i) {
       const Perf& r = perf[i];
-      if (r.status != CUDNN_STATUS_SUCCESS || r.mathType == CUDNN_TENSOR_OP_MATH) continue;
+      const bool tensor_cores = r.mathType == CUDNN_TENSOR_OP_MATH || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+      if (r.status != CUDNN_STATUS_SUCCESS || tensor_cores) continue;
       if (pass == 0 && (r.determinism != CUDNN_DETERMINISTIC || r.memory > kWorkspaceCap)) continue;
       *algorithm = static_cast<int>(r.algo);
       *bytes = r.memory;
