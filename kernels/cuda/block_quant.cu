@@ -1,7 +1,7 @@
-// The CUDA block_quant family, f32 compute on q8_0, q4_0 and q4_1 weights: GatherQ (a thread per
-// decoded value) and LinearQ / LinearQInputGrad as tiled products that decode each weight tile
-// into shared memory when it is needed (block_quant_logic.hpp, checked against ref on the host by
-// tests/cuda_logic/test_block_quant_logic.cpp). The k-quants (q4_k, q6_k), compute "int8" and
+// The CUDA block_quant family, f32 compute on every block format (q8_0, q4_0, q4_1, q4_k, q6_k):
+// GatherQ (a thread per decoded value) and LinearQ / LinearQInputGrad as tiled products that
+// decode each weight tile into shared memory when it is needed (block_quant_logic.hpp, checked
+// against ref on the host by tests/cuda_logic/test_block_quant_logic.cpp). Compute "int8" and
 // LinearQCrossEntropy are declined, so they run where a kernel for them exists.
 #include "kernels/cuda/block_quant_logic.hpp"
 #include "kernels/cuda/cuda_families.hpp"
@@ -12,10 +12,10 @@
 namespace pock::cuda {
 namespace {
 
-bool small_blocks_f32(const pock_op_desc& op) {
+// Every block format; the int8 arithmetic of compute "int8" is not implemented here.
+bool f32_compute(const pock_op_desc& op) {
   params::BlockQuantParams p;
-  if (!parse(op, &p).is_ok() || p.int8) return false;
-  return p.format == BlockFormat::kQ8_0 || p.format == BlockFormat::kQ4_0 || p.format == BlockFormat::kQ4_1;
+  return parse(op, &p).is_ok() && !p.int8;
 }
 
 int64_t leading_rows(const pock_tensor_desc& t) {
@@ -91,9 +91,9 @@ Status gather_q(const KernelCall& c, const params::BlockQuantParams& p) {
 
 void register_block_quant(KernelTable& t) {
   using params::BlockQuantParams;
-  t.add(typed_kernel<BlockQuantParams, linear_q>("LinearQ", DType::kF32, 1, small_blocks_f32));
-  t.add(typed_kernel<BlockQuantParams, linear_q_input_grad>("LinearQInputGrad", DType::kF32, 1, small_blocks_f32));
-  t.add(typed_kernel<BlockQuantParams, gather_q>("GatherQ", DType::kU8, 1, small_blocks_f32));
+  t.add(typed_kernel<BlockQuantParams, linear_q>("LinearQ", DType::kF32, 1, f32_compute));
+  t.add(typed_kernel<BlockQuantParams, linear_q_input_grad>("LinearQInputGrad", DType::kF32, 1, f32_compute));
+  t.add(typed_kernel<BlockQuantParams, gather_q>("GatherQ", DType::kU8, 1, f32_compute));
 }
 
 }  // namespace pock::cuda

@@ -1,5 +1,5 @@
-// Logic of the CUDA block_quant family (block_quant.cu): the 32-value GGUF blocks (q8_0, q4_0,
-// q4_1; ir/block_format.hpp) decoded one value at a time, and LinearQ / LinearQInputGrad as a
+// Logic of the CUDA block_quant family (block_quant.cu): GGUF blocks (q8_0, q4_0, q4_1, q4_k,
+// q6_k; ir/block_format.hpp) decoded one value at a time, and LinearQ / LinearQInputGrad as a
 // tiled matrix product whose weight tiles are decoded into shared memory as they are needed, so
 // the f32 weight never exists whole. Each phase of a tile (load, accumulate, store) is a
 // function of the thread index, so the host tests (tests/cuda_logic) run a block's threads one
@@ -38,7 +38,8 @@ POCK_HD float half_bits_to_float(uint16_t h) {
 
 POCK_HD float load_half_at(const uint8_t* p) { return half_bits_to_float(static_cast<uint16_t>(p[0] | (p[1] << 8))); }
 
-// d * q + m rounded twice, as ref's decoder computes it: no fused multiply-add on the device.
+// d * q + m and d * q - m rounded after each operation, as ref's decoder computes them: no fused
+// multiply-add on the device.
 POCK_HD float scale_shift(float d, float q, float m) {
 #if defined(__CUDA_ARCH__)
   return __fadd_rn(__fmul_rn(d, q), m);
@@ -47,10 +48,16 @@ POCK_HD float scale_shift(float d, float q, float m) {
 #endif
 }
 
-POCK_HD int64_t small_block_bytes(BlockFormat f) { return f == BlockFormat::kQ8_0 ? 34 : f == BlockFormat::kQ4_0 ? 18 : 20; }
+POCK_HD float scale_less(float d, float q, float m) {
+#if defined(__CUDA_ARCH__)
+  return __fsub_rn(__fmul_rn(d, q), m);
+#else
+  return d * q - m;
+#endif
+}
 
-// Value i (0..31) of one q8_0, q4_0 or q4_1 block.
-POCK_HD float block_value(BlockFormat f, const uint8_t* block, int i) {
+// Value i (0..31) of one 32-value block: q8_0, q4_0 or q4_1.
+POCK_HD float small_block_value(BlockFormat f, const uint8_t* block, int i) {
   const float d = load_half_at(block);
   if (f == BlockFormat::kQ8_0) return d * static_cast<float>(static_cast<int8_t>(block[2 + i]));
   const uint8_t* nibbles = block + (f == BlockFormat::kQ4_0 ? 2 : 4);
@@ -59,14 +66,68 @@ POCK_HD float block_value(BlockFormat f, const uint8_t* block, int i) {
   return scale_shift(d, static_cast<float>(q), load_half_at(block + 2));
 }
 
-// Block-quantized rows [rows, cols] (cols a multiple of 32).
+// Value v (0..255) of a q4_k block: eight groups of 32 with 6-bit scales and minimums; each 64
+// values share 32 bytes of nibbles, low nibbles first.
+POCK_HD float q4_k_value(const uint8_t* block, int v) {
+  const int chunk = v / 64, within = v % 64, group = 2 * chunk + within / 32, l = within % 32;
+  const uint8_t* s = block + 4;
+  int scale, min;
+  if (group < 4) {
+    scale = s[group] & 63;
+    min = s[group + 4] & 63;
+  } else {
+    scale = (s[group + 4] & 0x0f) | ((s[group - 4] >> 6) << 4);
+    min = (s[group + 4] >> 4) | ((s[group] >> 6) << 4);
+  }
+  const uint8_t byte = block[16 + 32 * chunk + l];
+  const int q = within < 32 ? byte & 0x0f : byte >> 4;
+  const float d = load_half_at(block) * static_cast<float>(scale);
+  const float m = load_half_at(block + 2) * static_cast<float>(min);
+  return scale_less(d, static_cast<float>(q), m);
+}
+
+// Value v (0..255) of a q6_k block: per 128 values, four interleaved runs of 32 built from low
+// nibbles (64 bytes) and high 2-bit pairs (32 bytes), sixteen int8 scales of 16 values.
+POCK_HD float q6_k_value(const uint8_t* block, int v) {
+  const int half = v / 128, run = (v % 128) / 32, l = v % 32;
+  const uint8_t* ql = block + 64 * half;
+  const uint8_t qh = block[128 + 32 * half + l];
+  const int8_t scale = static_cast<int8_t>(block[192 + 8 * half + l / 16 + 2 * run]);
+  const uint8_t low = run % 2 == 0 ? ql[l] : ql[l + 32];
+  const int q = ((run < 2 ? low & 0x0f : low >> 4) | (((qh >> (2 * run)) & 3) << 4)) - 32;
+  return load_half_at(block + 208) * static_cast<float>(scale) * static_cast<float>(q);
+}
+
+// Bytes and values of one block of `f` (ir/block_format.cpp's layouts, checked by the tests).
+POCK_HD int64_t block_bytes_of(BlockFormat f) {
+  switch (f) {
+    case BlockFormat::kQ8_0: return 34;
+    case BlockFormat::kQ4_0: return 18;
+    case BlockFormat::kQ4_1: return 20;
+    case BlockFormat::kQ4_K: return 144;
+    case BlockFormat::kQ6_K: return 210;
+  }
+  return 0;
+}
+
+POCK_HD int block_values_of(BlockFormat f) { return f == BlockFormat::kQ4_K || f == BlockFormat::kQ6_K ? 256 : 32; }
+
+// Value `col` of a block-quantized row.
+POCK_HD float quant_value(BlockFormat f, const uint8_t* row, int64_t col) {
+  const int per_block = block_values_of(f);
+  const uint8_t* block = row + (col / per_block) * block_bytes_of(f);
+  const int v = static_cast<int>(col % per_block);
+  if (f == BlockFormat::kQ4_K) return q4_k_value(block, v);
+  if (f == BlockFormat::kQ6_K) return q6_k_value(block, v);
+  return small_block_value(f, block, v);
+}
+
+// Block-quantized rows [rows, cols] (cols a multiple of the block size).
 struct QuantRows {
   const uint8_t* data;
   int64_t rows, row_bytes;
   BlockFormat format;
-  POCK_HD float at(int64_t row, int64_t col) const {
-    return block_value(format, data + row * row_bytes + (col / 32) * small_block_bytes(format), static_cast<int>(col % 32));
-  }
+  POCK_HD float at(int64_t row, int64_t col) const { return quant_value(format, data + row * row_bytes, col); }
 };
 
 // GatherQ: output element i of [count, cols] is row indices[i / cols], decoded; an index out of
@@ -95,18 +156,17 @@ struct QuantTile {
   float b[kTileK][kTileN + 1];
 };
 
-// B (k, n) = w[n][k]: LinearQ (y = x w^T). A k step is one block of each of kTileN rows.
+// B (k, n) = w[n][k]: LinearQ (y = x w^T). A k step is 32 values of each of kTileN rows.
 struct WeightRowsAsColumns {
   QuantRows w;
   POCK_HD void load(QuantTile& t, int64_t k0, int64_t n0, int thread) const {
     const int nn = thread / 4, first = (thread % 4) * 8;
     const bool inside = n0 + nn < w.rows;
-    const uint8_t* block = w.data + (n0 + nn) * w.row_bytes + (k0 / 32) * small_block_bytes(w.format);
-    for (int v = first; v < first + 8; ++v) t.b[v][nn] = inside ? block_value(w.format, block, v) : 0.0f;
+    for (int v = first; v < first + 8; ++v) t.b[v][nn] = inside ? w.at(n0 + nn, k0 + v) : 0.0f;
   }
 };
 
-// B (k, n) = w[k][n]: LinearQInputGrad (dx = dy w). A k step is kTileK rows, two blocks each.
+// B (k, n) = w[k][n]: LinearQInputGrad (dx = dy w). A k step is kTileK rows, 64 values each.
 struct WeightRows {
   QuantRows w;
   int64_t cols;
@@ -114,8 +174,7 @@ struct WeightRows {
     const int pair = thread / 4, kk = pair / 2, half = pair % 2, first = (thread % 4) * 8;
     const int64_t row = k0 + kk, col = n0 + half * 32;
     const bool inside = row < w.rows && col < cols;
-    const uint8_t* block = w.data + row * w.row_bytes + (col / 32) * small_block_bytes(w.format);
-    for (int v = first; v < first + 8; ++v) t.b[kk][half * 32 + v] = inside ? block_value(w.format, block, v) : 0.0f;
+    for (int v = first; v < first + 8; ++v) t.b[kk][half * 32 + v] = inside ? w.at(row, col + v) : 0.0f;
   }
 };
 
