@@ -36,6 +36,39 @@ struct ConvEpilogue {
   }
 };
 
+// NHWC Conv2d runs cuDNN in NCHW between two layout passes: x NHWC -> NCHW (element i of the
+// NCHW copy, writes coalesced), and the epilogue reading cuDNN's NCHW result into y NHWC.
+struct NchwExtents {
+  int64_t n, c, h, w;
+  // The NHWC offset of NCHW element i.
+  POCK_HD int64_t nhwc_of(int64_t i) const {
+    const int64_t x = i % w, y = (i / w) % h, ch = (i / (w * h)) % c, b = i / (w * h * c);
+    return ((b * h + y) * w + x) * c + ch;
+  }
+  // The NCHW offset of NHWC element i.
+  POCK_HD int64_t nchw_of(int64_t i) const {
+    const int64_t ch = i % c, x = (i / c) % w, y = (i / (c * w)) % h, b = i / (c * w * h);
+    return ((b * c + ch) * h + y) * w + x;
+  }
+};
+
+struct NhwcToNchw {
+  const float* x;
+  float* out;
+  NchwExtents e;
+  POCK_HD void operator()(int64_t i) const { out[i] = x[e.nhwc_of(i)]; }
+};
+
+// y (NHWC) = activation(conv (NCHW) + bias[channel]).
+struct NhwcEpilogue {
+  const float* conv;
+  const float* bias;  // null: none
+  float* y;
+  NchwExtents e;  // of y
+  Activation activation;
+  POCK_HD void operator()(int64_t i) const { y[i] = activate(activation, conv[e.nchw_of(i)] + (bias ? bias[i % e.c] : 0.0f)); }
+};
+
 // The window of output element o (planes of out_h x out_w, planes = batch * channels), clipped
 // to the input: rows [y0, y1), columns [x0, x1); top and left unclipped.
 struct PoolSpan {
@@ -175,11 +208,11 @@ inline int64_t cudnn_extent(int64_t input, int64_t kernel, int64_t stride, int64
   return (input + 2 * pad - ((kernel - 1) * dilation + 1)) / stride + 1;
 }
 
-// Whether cuDNN computes exactly ref's convolution: NCHW, nothing empty, every extent an int, and
+// Whether cuDNN computes exactly ref's convolution (in NCHW: NHWC goes through the layout passes
+// above): nothing empty, every extent an int, and
 // cuDNN's symmetric padding (top, left) giving y's extents, in which case every window is ref's
 // whatever pad_bottom and pad_right are (the windows start at o * stride - pad_top and all fit).
 inline bool cudnn_conv_fits(const ConvShapes& s, const params::WindowParams& p) {
-  if (p.nhwc) return false;
   for (int64_t v : {s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.oh, s.ow, p.groups}) {
     if (v <= 0 || v > INT_MAX) return false;
   }

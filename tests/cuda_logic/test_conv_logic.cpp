@@ -190,6 +190,38 @@ TEST_CASE("cuda Conv2d epilogue adds the bias and applies the activation as ref'
   }
 }
 
+TEST_CASE("cuda NHWC Conv2d: layout passes around an NCHW convolution match ref's NHWC Conv2d", "[cuda_logic][conv]") {
+  uint32_t seed = 1400;
+  for (const char* activation : {"none", "relu6"}) {
+    const int64_t n = 2, c = 4, h = 6, w = 5, o = 6, oh = 6, ow = 5;  // 3x3, pads 1, groups 2
+    RefCase nhwc;
+    nhwc.op = "Conv2d";
+    nhwc.inputs = {random_f32({n, h, w, c}, ++seed, -3.0f, 3.0f), random_f32({o, 2, 3, 3}, ++seed),
+                   random_f32({o}, ++seed)};
+    nhwc.outputs.push_back(tensor(DType::kF32, {n, oh, ow, o}));
+    nhwc.set_int("groups", 2);
+    nhwc.set_ints("pads", {1, 1, 1, 1});
+    nhwc.set_text("layout", "NHWC");
+    nhwc.set_text("activation", activation);
+    RefCase nchw;  // what cuDNN computes, on the NCHW copy of x
+    nchw.op = "Conv2d";
+    nchw.inputs = {tensor(DType::kF32, {n, c, h, w}), nhwc.inputs[1]};
+    nchw.outputs.push_back(tensor(DType::kF32, {n, o, oh, ow}));
+    nchw.set_int("groups", 2);
+    nchw.set_ints("pads", {1, 1, 1, 1});
+    each_element(cuda::NhwcToNchw{nhwc.inputs[0].f32(), nchw.inputs[0].f32(), {n, c, h, w}}, n * c * h * w);
+    REQUIRE(run_ref(nchw).is_ok());
+    RefCase mine = nhwc;
+    REQUIRE(run_ref(nhwc).is_ok());
+    const auto p = parsed<params::WindowParams>(mine);
+    each_element(cuda::NhwcEpilogue{nchw.outputs[0].f32(), mine.inputs[2].f32(), mine.outputs[0].f32(), {n, o, oh, ow},
+                                    p.activation},
+                 n * o * oh * ow);
+    INFO("activation " << activation);
+    expect_close(mine.outputs[0], nhwc.outputs[0], "y");
+  }
+}
+
 TEST_CASE("cuda convolutions go to cuDNN only where its symmetric padding gives ref's windows", "[cuda_logic][conv]") {
   params::WindowParams p;
   p.stride_h = p.stride_w = 2;
@@ -212,9 +244,6 @@ TEST_CASE("cuda convolutions go to cuDNN only where its symmetric padding gives 
   CHECK_FALSE(cuda::cudnn_conv_fits(s, p));
   p.groups = 4;
   CHECK(cuda::cudnn_conv_fits(s, p));
-  p.nhwc = true;  // not given to cuDNN (the kernel declines; another backend runs it)
-  CHECK_FALSE(cuda::cudnn_conv_fits(s, p));
-  p.nhwc = false;
   s.n = 0;  // empty
   CHECK_FALSE(cuda::cudnn_conv_fits(s, p));
 }
