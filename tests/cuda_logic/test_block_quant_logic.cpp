@@ -8,7 +8,9 @@
 #include <random>
 
 #include "ir/float16.hpp"
+#include "kernels/cuda/block_quant_int8_logic.hpp"
 #include "kernels/cuda/block_quant_logic.hpp"
+#include "kernels/int8_rows.h"
 #include "kernels/params/block_quant.hpp"
 #include "ref_case.hpp"
 
@@ -41,11 +43,24 @@ void set_format(RefCase& c, BlockFormat format, int64_t in_features) {
   c.set_int("in_features", in_features);
 }
 
+// LinearQ(x [rows, k], w [n, k] random blocks, bias?) under `compute`.
+RefCase linear_q_case(BlockFormat format, int64_t rows, int64_t n, int64_t k, bool bias, uint32_t seed,
+                      const char* compute) {
+  RefCase c;
+  c.op = "LinearQ";
+  c.inputs = {random_f32({rows, k}, seed), random_blocks(format, n, k, seed + 1),
+              bias ? random_f32({n}, seed + 2) : absent()};
+  c.outputs.push_back(tensor(DType::kF32, {rows, n}));
+  set_format(c, format, k);
+  c.set_text("compute", compute);
+  return c;
+}
+
 // Every tile of C, each block's threads run one after another per phase, as the kernel runs them
 // between barriers.
-template <typename G>
+template <typename Tile = cuda::QuantTile, typename G>
 void gemm_on_host(const G& g) {
-  auto tile = std::make_unique<cuda::QuantTile>();
+  auto tile = std::make_unique<Tile>();
   std::vector<float> acc(static_cast<size_t>(cuda::kTileThreads) * 16);
   auto acc_of = [&](int t) { return reinterpret_cast<float(*)[4]>(acc.data() + 16 * t); };
   for (int64_t m0 = 0; m0 < g.m; m0 += cuda::kTileM) {
@@ -132,12 +147,7 @@ TEST_CASE("cuda LinearQ and LinearQInputGrad tiles match ref across tile edges",
     for (const int64_t k : k_quant ? std::vector<int64_t>{256} : std::vector<int64_t>{64, 96}) {
       const int64_t n = 70, rows = 67;  // past one 64 x 64 tile both ways
       for (bool bias : {true, false}) {
-        RefCase expected;
-        expected.op = "LinearQ";
-        expected.inputs = {random_f32({rows, k}, ++seed), random_blocks(format, n, k, ++seed),
-                           bias ? random_f32({n}, ++seed) : absent()};
-        expected.outputs.push_back(tensor(DType::kF32, {rows, n}));
-        set_format(expected, format, k);
+        RefCase expected = linear_q_case(format, rows, n, k, bias, seed += 3, "f32");
         RefCase actual = expected;
         REQUIRE(run_ref(expected).is_ok());
         const auto p = parsed<params::BlockQuantParams>(actual);
@@ -161,6 +171,54 @@ TEST_CASE("cuda LinearQ and LinearQInputGrad tiles match ref across tile edges",
                                                      rows, k, n});
       INFO("LinearQInputGrad " << block_format_name(format) << " k " << k);
       expect_product_close(actual.outputs[0], expected.outputs[0], "dx");
+    }
+  }
+}
+
+TEST_CASE("cuda int8 block quantization reproduces int8_rows.h bit for bit", "[cuda_logic][block_quant]") {
+  CaseTensor source = random_f32({6 * 32}, 70, -3.0f, 3.0f);
+  std::vector<float> blocks(source.f32(), source.f32() + source.count());
+  std::fill(blocks.begin() + 32, blocks.begin() + 64, 0.0f);  // zeros: scale 0
+  blocks[64 + 5] = NAN;                                        // not finite: q 0, scale NaN
+  blocks[96 + 7] = INFINITY;
+  for (int i = 128; i < 160; ++i) blocks[static_cast<size_t>(i)] = 0.5f * static_cast<float>(i - 144);  // exact halves
+  for (int b = 0; b < 6; ++b) {
+    int8_t want[32], got[32];
+    const float want_scale = pock_quantize_row_i8(blocks.data() + 32 * b, 32, want);
+    float got_scale = 0.0f;
+    int32_t sum = 0;
+    cuda::quantize_block(cuda::SoloTeam{}, blocks.data() + 32 * b, got, &got_scale, &sum);
+    INFO("block " << b);
+    CHECK(std::memcmp(want, got, 32) == 0);
+    CHECK((std::isnan(want_scale) ? std::isnan(got_scale) : want_scale == got_scale));
+    int32_t want_sum = 0;
+    for (int8_t q : want) want_sum += q;
+    CHECK(sum == want_sum);
+  }
+}
+
+TEST_CASE("cuda LinearQ compute int8 tiles match ref across tile edges", "[cuda_logic][block_quant]") {
+  uint32_t seed = 80;
+  for (BlockFormat format : {BlockFormat::kQ8_0, BlockFormat::kQ4_0, BlockFormat::kQ4_1}) {
+    for (const int64_t k : {int64_t{64}, int64_t{96}}) {
+      const int64_t n = 70, rows = 67;
+      for (bool bias : {true, false}) {
+        RefCase expected = linear_q_case(format, rows, n, k, bias, seed += 3, "int8");
+        RefCase actual = expected;
+        REQUIRE(run_ref(expected).is_ok());
+        const auto p = parsed<params::BlockQuantParams>(actual);
+        REQUIRE(p.int8);
+        std::vector<int8_t> q(static_cast<size_t>(rows * k));
+        std::vector<float> scales(static_cast<size_t>(rows * k / 32));
+        std::vector<int32_t> sums(scales.size());
+        each_row(cuda::QuantizeBlocks{actual.inputs[0].f32(), q.data(), scales.data(), sums.data()}, rows * k / 32);
+        const cuda::QuantRows w{actual.inputs[1].data<uint8_t>(), n, p.row_bytes, p.format};
+        gemm_on_host<cuda::Int8Tile>(cuda::Int8Gemm{q.data(), scales.data(), sums.data(), w,
+                                                    optional_data(actual.inputs[2]), actual.outputs[0].f32(), rows, n,
+                                                    k});
+        INFO("LinearQ int8 " << block_format_name(format) << " k " << k << " bias " << bias);
+        expect_product_close(actual.outputs[0], expected.outputs[0], "y");
+      }
     }
   }
 }
