@@ -1,12 +1,14 @@
 // The CUDA block_quant family, f32 compute on every block format (q8_0, q4_0, q4_1, q4_k, q6_k):
 // GatherQ (a thread per decoded value) and LinearQ / LinearQInputGrad as tiled products that
 // decode each weight tile into shared memory when it is needed (block_quant_logic.hpp, checked
-// against ref on the host by tests/cuda_logic/test_block_quant_logic.cpp). LinearQ's compute
-// "int8" quantizes x's blocks into the workspace (a warp per block) and multiplies integers with
-// dp4a (block_quant_int8_logic.hpp); LinearQInputGrad's int8 and LinearQCrossEntropy are
-// declined, so they run where a kernel for them exists.
+// against ref on the host by tests/cuda_logic/test_block_quant_logic.cpp). Compute "int8"
+// quantizes x or dy (and for the input gradient the weight's columns) into the workspace, a warp
+// per 32 values, and multiplies integers with dp4a (block_quant_int8_logic.hpp).
+// LinearQCrossEntropy is not implemented here: it runs where a kernel for it exists.
 #include <memory>
 #include <new>
+#include <string_view>
+#include <utility>
 
 #include "kernels/cuda/block_quant_int8_logic.hpp"
 #include "kernels/cuda/block_quant_logic.hpp"
@@ -18,13 +20,6 @@
 
 namespace pock::cuda {
 namespace {
-
-// LinearQInputGrad's int8 arithmetic (columns of the decoded weight quantized per 32 rows) is not
-// implemented here: compute "int8" is declined for it.
-bool f32_compute(const pock_op_desc& op) {
-  params::BlockQuantParams p;
-  return parse(op, &p).is_ok() && !p.int8;
-}
 
 int64_t leading_rows(const pock_tensor_desc& t) {
   int64_t rows = 1;
@@ -60,53 +55,91 @@ Status launch_gemm(const KernelCall& c, const G& g) {
   return launched(c, cudaGetLastError());
 }
 
-// compute "int8": x's blocks quantized into the workspace (integers, then scales and sums).
-struct Int8Rows {
+// compute "int8": the workspace holds the quantized x (LinearQ) or dy (LinearQInputGrad) blocks,
+// their scales and sums, and for the input gradient the quantized weight columns and scales.
+struct Int8Scratch {
   int8_t* q;
   float* scales;
   int32_t* sums;
+  int8_t* columns;
+  float* column_scales;
 };
 
-Int8Rows int8_rows(void* base, int64_t rows, int64_t k) {
-  const int64_t values = rows * k, blocks = values / 32;
-  auto* bytes = static_cast<char*>(base);
-  const int64_t scales_at = (values + 255) / 256 * 256;
-  return {reinterpret_cast<int8_t*>(bytes), reinterpret_cast<float*>(bytes + scales_at),
-          reinterpret_cast<int32_t*>(bytes + scales_at + blocks * 4)};
+constexpr int64_t kAlign = 256;
+int64_t aligned(int64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+// `values` quantized values (a multiple of 32) and, for LinearQInputGrad, `columns` weight
+// column blocks; `base` null measures the bytes.
+Int8Scratch int8_scratch(void* base, int64_t values, int64_t columns, size_t* bytes) {
+  const int64_t blocks = values / 32;
+  const int64_t at_scales = aligned(values), at_sums = at_scales + aligned(4 * blocks);
+  const int64_t at_columns = at_sums + aligned(4 * blocks), at_column_scales = at_columns + aligned(32 * columns);
+  *bytes = static_cast<size_t>(at_column_scales + aligned(4 * columns));
+  auto* b = static_cast<char*>(base);
+  if (!b) return {};
+  return {reinterpret_cast<int8_t*>(b), reinterpret_cast<float*>(b + at_scales), reinterpret_cast<int32_t*>(b + at_sums),
+          reinterpret_cast<int8_t*>(b + at_columns), reinterpret_cast<float*>(b + at_column_scales)};
 }
 
-size_t int8_scratch(int64_t rows, int64_t k) { return static_cast<size_t>((rows * k + 255) / 256 * 256 + rows * k / 32 * 8); }
+// The quantized rows: x [rows, K] for LinearQ, dy [rows, N] for LinearQInputGrad (whose weight
+// columns make N / 32 * K blocks).
+int64_t quantized_values(const pock_op_desc& op) { return numel(op.inputs[0]); }
+int64_t column_blocks(const pock_op_desc& op, const params::BlockQuantParams& p) {
+  return std::string_view(op.op) == "LinearQInputGrad" ? op.inputs[1].dims[0] / 32 * p.in_features : 0;
+}
 
-// LinearQ's parameters, and for compute "int8" the workspace its quantized x needs.
-Status prepare_linear_q(const pock_op_desc& op, void** state) {
+// The parameters, and for compute "int8" the workspace.
+Status prepare_block_linear(const pock_op_desc& op, void** state) {
   std::unique_ptr<params::BlockQuantParams> p(new (std::nothrow) params::BlockQuantParams);
   if (!p) return Status(Code::kOutOfMemory, std::string(op.op) + " '" + op.name + "': parameters");
   POCK_RETURN_IF_ERROR(parse(op, p.get()));
-  if (p->int8) POCK_RETURN_IF_ERROR(reserve_workspace(int8_scratch(leading_rows(op.inputs[0]), p->in_features)));
+  if (p->int8) {
+    size_t bytes = 0;
+    int8_scratch(nullptr, quantized_values(op), column_blocks(op, *p), &bytes);
+    POCK_RETURN_IF_ERROR(reserve_workspace(bytes));
+  }
   *state = p.release();
   return Status::ok();
 }
 
+// The int8 input gradient needs whole 32-row chunks of the weight (ref's arithmetic leaves no
+// remainder to define).
+bool accepts_block_linear(const pock_op_desc& op) {
+  params::BlockQuantParams p;
+  if (!parse(op, &p).is_ok()) return false;
+  return !p.int8 || std::string_view(op.op) != "LinearQInputGrad" || op.inputs[1].dims[0] % 32 == 0;
+}
+
+Status quantize_rows(const KernelCall& c, const Int8Scratch& s) {
+  const QuantizeBlocks quantize{c.in_data<float>(0), s.q, s.scales, s.sums};
+  return launched(c, launch_rows(numel(c.in(0)) / 32, 32, current_stream(), quantize));
+}
+
 Status linear_q_int8(const KernelCall& c, const params::BlockQuantParams& p) {
-  const int64_t rows = leading_rows(c.in(0)), k = p.in_features;
-  const Int8Rows q = int8_rows(workspace(), rows, k);
-  const QuantizeBlocks quantize{c.in_data<float>(0), q.q, q.scales, q.sums};
-  POCK_RETURN_IF_ERROR(launched(c, launch_rows(rows * k / 32, 32, current_stream(), quantize)));
-  const Int8Gemm g{q.q,
-                   q.scales,
-                   q.sums,
-                   quant_rows(c, 1, p),
-                   c.has_input(2) ? c.in_data<float>(2) : nullptr,
-                   c.out_data<float>(0),
-                   rows,
-                   c.in(1).dims[0],
-                   k};
+  const int64_t rows = leading_rows(c.in(0)), k = p.in_features, n = c.in(1).dims[0];
+  size_t bytes = 0;
+  const Int8Scratch s = int8_scratch(workspace(), quantized_values(*c.desc), 0, &bytes);
+  POCK_RETURN_IF_ERROR(quantize_rows(c, s));
+  const Int8Gemm<WeightInt8Blocks> g{s.q, s.scales, s.sums, {quant_rows(c, 1, p), n},
+                                     c.has_input(2) ? c.in_data<float>(2) : nullptr, c.out_data<float>(0), rows, n, k};
+  return launch_gemm<Int8Tile>(c, g);
+}
+
+Status linear_q_input_grad_int8(const KernelCall& c, const params::BlockQuantParams& p) {
+  const int64_t rows = leading_rows(c.in(0)), k = p.in_features, n = c.in(1).dims[0];
+  size_t bytes = 0;
+  const Int8Scratch s = int8_scratch(workspace(), quantized_values(*c.desc), column_blocks(*c.desc, p), &bytes);
+  POCK_RETURN_IF_ERROR(quantize_rows(c, s));
+  const QuantizeColumns columns{quant_rows(c, 1, p), k, s.columns, s.column_scales};
+  POCK_RETURN_IF_ERROR(launched(c, launch_rows(n / 32 * k, 32, current_stream(), columns)));
+  const Int8Gemm<QuantizedColumns> g{s.q, s.scales, nullptr, {s.columns, s.column_scales, k},
+                                     nullptr, c.out_data<float>(0), rows, k, n};
   return launch_gemm<Int8Tile>(c, g);
 }
 
 // LinearQ(x [..., K], w [N, row_bytes], bias?) -> y [..., N].
 Status linear_q(const KernelCall& c) {
-  const auto& p = *static_cast<const params::BlockQuantParams*>(c.state);
+  const params::BlockQuantParams& p = *static_cast<const params::BlockQuantParams*>(c.state);
   if (p.int8) return linear_q_int8(c, p);
   const QuantGemm<WeightRowsAsColumns> g{c.in_data<float>(0),
                                          {quant_rows(c, 1, p)},
@@ -119,7 +152,9 @@ Status linear_q(const KernelCall& c) {
 }
 
 // LinearQInputGrad(dy [..., N], w [N, row_bytes]) -> dx [..., K].
-Status linear_q_input_grad(const KernelCall& c, const params::BlockQuantParams& p) {
+Status linear_q_input_grad(const KernelCall& c) {
+  const params::BlockQuantParams& p = *static_cast<const params::BlockQuantParams*>(c.state);
+  if (p.int8) return linear_q_input_grad_int8(c, p);
   const QuantGemm<WeightRows> g{c.in_data<float>(0),
                                 {quant_rows(c, 1, p), p.in_features},
                                 nullptr,
@@ -145,14 +180,16 @@ Status gather_q(const KernelCall& c, const params::BlockQuantParams& p) {
 
 void register_block_quant(KernelTable& t) {
   using params::BlockQuantParams;
-  KernelDef linear;
-  linear.op = "LinearQ";
-  linear.dtype = DType::kF32;
-  linear.run = linear_q;
-  linear.prepare = prepare_linear_q;
-  linear.release = [](void* state) { delete static_cast<BlockQuantParams*>(state); };
-  t.add(linear);
-  t.add(typed_kernel<BlockQuantParams, linear_q_input_grad>("LinearQInputGrad", DType::kF32, 1, f32_compute));
+  for (auto [op, run] : {std::pair<const char*, KernelFn>{"LinearQ", linear_q}, {"LinearQInputGrad", linear_q_input_grad}}) {
+    KernelDef d;
+    d.op = op;
+    d.dtype = DType::kF32;
+    d.run = run;
+    d.prepare = prepare_block_linear;
+    d.release = [](void* state) { delete static_cast<BlockQuantParams*>(state); };
+    d.accepts = accepts_block_linear;
+    t.add(d);
+  }
   t.add(typed_kernel<BlockQuantParams, gather_q>("GatherQ", DType::kU8));  // the same decode under either compute
 }
 

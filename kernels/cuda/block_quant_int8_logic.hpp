@@ -1,9 +1,11 @@
-// Logic of LinearQ's compute "int8" on the CUDA backend (block_quant.cu), the arithmetic that
-// kernels/ref/block_quant.cpp defines for every backend: each 32-value block of x quantized as
-// kernels/int8_rows.h does (the same integers and scale, bit for bit), each weight block seen as
-// d q + m (block_int8_view), and
-//   y[r, j] = bias[j] + sum_b s[r, b] (d[j, b] dot(a[r, b], q[j, b]) + m[j, b] sum(a[r, b])),
-// summed in f32 here (ref sums in double). Phases are functions of the thread index, so the
+// Logic of compute "int8" on the CUDA backend (block_quant.cu), the arithmetic that
+// kernels/ref/block_quant.cpp defines for every backend, every 32 values quantized as
+// kernels/int8_rows.h does (the same integers and scale, bit for bit):
+//   LinearQ: x's blocks a[r, b] with scales s; each weight block seen as d q + m (block_int8_view);
+//     y[r, j] = bias[j] + sum_b s[r, b] (d[j, b] dot(a[r, b], q[j, b]) + m[j, b] sum(a[r, b])).
+//   LinearQInputGrad: dy's blocks of 32 j's, and each weight column over the same 32 rows
+//     (qt[c, p], st[c, p]); dx[r, p] = sum_c s[r, c] st[c, p] dot(a[r, c], qt[c, p]).
+// Summed in f32 here (ref sums in double). Phases are functions of the thread index, so the
 // host tests run a block's threads one after another, as for the f32 tiles.
 #pragma once
 #include <cmath>
@@ -23,14 +25,28 @@ POCK_HD float mul_rn(float a, float b) {
 #endif
 }
 
+// The 32 values of a block to quantize: consecutive floats (x's rows, dy's rows) or one column of
+// 32 decoded weight rows (LinearQInputGrad int8).
+struct ArrayValues {
+  const float* v;
+  POCK_HD float operator()(int i) const { return v[i]; }
+};
+
+struct ColumnValues {
+  QuantRows w;
+  int64_t first_row, col;
+  POCK_HD float operator()(int i) const { return w.at(first_row + i, col); }
+};
+
 // Quantizes the 32 values of one block with a team (one value per lane of a warp, or all 32 by
 // one SoloTeam): q and, from lane 0, the scale (amax / 127; 0 for zeros, NaN when a value is
 // not finite) and the integer sum of q that the weight's offset m multiplies.
-template <typename Team>
-POCK_HD void quantize_block(const Team& team, const float* v, int8_t* q, float* scale, int32_t* sum) {
+template <typename Team, typename Values>
+POCK_HD void quantize_block(const Team& team, const Values& values, int8_t* q, float* scale, int32_t* sum) {
   float amax = 0.0f, bad = 0.0f;
   for (int i = team.lane; i < 32; i += team.lanes) {
-    const float a = v[i] < 0.0f ? -v[i] : v[i];
+    const float v = values(i);
+    const float a = v < 0.0f ? -v : v;
     if (!(a <= 3.402823466e38f)) {
       bad = 1.0f;
     } else if (a > amax) {
@@ -44,7 +60,7 @@ POCK_HD void quantize_block(const Team& team, const float* v, int8_t* q, float* 
   for (int i = team.lane; i < 32; i += team.lanes) {
     int32_t out = 0;
     if (inv != 0.0f) {
-      float t = mul_rn(v[i], inv);
+      float t = mul_rn(values(i), inv);
       t = t > 127.0f ? 127.0f : (t < -127.0f ? -127.0f : t);
       out = t >= 0.0f ? static_cast<int32_t>(t + 0.5f) : -static_cast<int32_t>(0.5f - t);
     }
@@ -54,7 +70,7 @@ POCK_HD void quantize_block(const Team& team, const float* v, int8_t* q, float* 
   total = team.sum(total);  // at most 32 * 127: exact in f32
   if (team.lane == 0) {
     *scale = !finite ? NAN : (amax == 0.0f ? 0.0f : amax / 127.0f);
-    *sum = static_cast<int32_t>(total);
+    if (sum) *sum = static_cast<int32_t>(total);
   }
 }
 
@@ -66,7 +82,21 @@ struct QuantizeBlocks {
   int32_t* sums;
   template <typename Team>
   POCK_HD void operator()(const Team& team, int64_t block) const {
-    quantize_block(team, x + 32 * block, q + 32 * block, scales + block, sums + block);
+    quantize_block(team, ArrayValues{x + 32 * block}, q + 32 * block, scales + block, sums + block);
+  }
+};
+
+// LinearQInputGrad int8: column p of weight rows 32 c .. 32 c + 31, decoded and quantized into
+// qt [chunks, cols, 32] and st [chunks, cols]. f(team, c * cols + p).
+struct QuantizeColumns {
+  QuantRows w;
+  int64_t cols;
+  int8_t* q;
+  float* scales;
+  template <typename Team>
+  POCK_HD void operator()(const Team& team, int64_t block) const {
+    const int64_t chunk = block / cols, col = block % cols;
+    quantize_block(team, ColumnValues{w, 32 * chunk, col}, q + 32 * block, scales + block, nullptr);
   }
 };
 
@@ -116,27 +146,14 @@ struct Int8Tile {
   int32_t sum[kTileM];
 };
 
-struct Int8Gemm {
-  const int8_t* a;       // [m, k] quantized x
-  const float* scales;   // [m, k / 32]
-  const int32_t* sums;   // [m, k / 32]
-  QuantRows w;           // [n, k] blocks
-  const float* bias;     // [n] or null
-  float* y;              // [m, n]
-  int64_t m, n, k;
-
-  POCK_HD void load(Int8Tile& t, int64_t m0, int64_t n0, int64_t k0, int thread) const {
-    const int64_t blocks = k / 32, b = k0 / 32;
-    for (int i = thread; i < kTileM * 8; i += kTileThreads) {
-      const int row = i / 8, word = i % 8;
-      t.a[row][word] = m0 + row < m ? load_word(a + (m0 + row) * k + k0 + 4 * word) : 0;
-    }
-    if (thread < kTileM) {
-      const bool inside = m0 + thread < m;
-      t.scale[thread] = inside ? scales[(m0 + thread) * blocks + b] : 0.0f;
-      t.sum[thread] = inside ? sums[(m0 + thread) * blocks + b] : 0;
-    }
-    const int col = thread / 4, part = thread % 4;  // 8 values of one weight block each
+// B's side of a step: kTileN columns of one 32-deep block, 8 values per thread, as integers with
+// their d and m (value = d q + m).
+// LinearQ: B (k, n) = w[n][k], the weight's own blocks (block_int8_view).
+struct WeightInt8Blocks {
+  QuantRows w;
+  int64_t n;
+  POCK_HD void load(Int8Tile& t, int64_t n0, int64_t b, int thread) const {
+    const int col = thread / 4, part = thread % 4;
     const bool inside = n0 + col < n;
     const uint8_t* block = w.data + (n0 + col) * w.row_bytes + b * block_bytes_of(w.format);
     for (int word = 2 * part; word < 2 * part + 2; ++word) {
@@ -150,6 +167,48 @@ struct Int8Gemm {
       t.d[col] = d;
       t.m[col] = off;
     }
+  }
+};
+
+// LinearQInputGrad: B (k, n) = w[k][n], its columns quantized per 32 rows (QuantizeColumns).
+struct QuantizedColumns {
+  const int8_t* q;       // [chunks, n, 32]
+  const float* scales;   // [chunks, n]
+  int64_t n;
+  POCK_HD void load(Int8Tile& t, int64_t n0, int64_t chunk, int thread) const {
+    const int col = thread / 4, part = thread % 4;
+    const bool inside = n0 + col < n;
+    const int8_t* column = q + (chunk * n + n0 + col) * 32;
+    for (int word = 2 * part; word < 2 * part + 2; ++word) t.q[col][word] = inside ? load_word(column + 4 * word) : 0;
+    if (part == 0) {
+      t.d[col] = inside ? scales[chunk * n + n0 + col] : 0.0f;
+      t.m[col] = 0.0f;
+    }
+  }
+};
+
+template <typename BSource>
+struct Int8Gemm {
+  const int8_t* a;       // [m, k] quantized x (dy)
+  const float* scales;   // [m, k / 32]
+  const int32_t* sums;   // [m, k / 32], or null where B has no offsets
+  BSource source;
+  const float* bias;     // [n] or null
+  float* y;              // [m, n]
+  int64_t m, n, k;
+
+  POCK_HD void load(Int8Tile& t, int64_t m0, int64_t n0, int64_t k0, int thread) const {
+    const int64_t blocks = k / 32, b = k0 / 32;
+    for (int i = thread; i < kTileM * 8; i += kTileThreads) {
+      const int row = i / 8, word = i % 8;
+      t.a[row][word] = m0 + row < m ? load_word(a + (m0 + row) * k + k0 + 4 * word) : 0;
+    }
+    if (thread < kTileM) {
+      const bool inside = m0 + thread < m;
+      t.scale[thread] = inside ? scales[(m0 + thread) * blocks + b] : 0.0f;
+      t.sum[thread] = inside && sums ? sums[(m0 + thread) * blocks + b] : 0;
+    }
+    source.load(t, n0, b, thread);
   }
 
   POCK_HD void accumulate(const Int8Tile& t, int thread, float acc[4][4]) const {

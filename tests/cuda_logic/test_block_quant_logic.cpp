@@ -187,7 +187,7 @@ TEST_CASE("cuda int8 block quantization reproduces int8_rows.h bit for bit", "[c
     const float want_scale = pock_quantize_row_i8(blocks.data() + 32 * b, 32, want);
     float got_scale = 0.0f;
     int32_t sum = 0;
-    cuda::quantize_block(cuda::SoloTeam{}, blocks.data() + 32 * b, got, &got_scale, &sum);
+    cuda::quantize_block(cuda::SoloTeam{}, cuda::ArrayValues{blocks.data() + 32 * b}, got, &got_scale, &sum);
     INFO("block " << b);
     CHECK(std::memcmp(want, got, 32) == 0);
     CHECK((std::isnan(want_scale) ? std::isnan(got_scale) : want_scale == got_scale));
@@ -213,12 +213,41 @@ TEST_CASE("cuda LinearQ compute int8 tiles match ref across tile edges", "[cuda_
         std::vector<int32_t> sums(scales.size());
         each_row(cuda::QuantizeBlocks{actual.inputs[0].f32(), q.data(), scales.data(), sums.data()}, rows * k / 32);
         const cuda::QuantRows w{actual.inputs[1].data<uint8_t>(), n, p.row_bytes, p.format};
-        gemm_on_host<cuda::Int8Tile>(cuda::Int8Gemm{q.data(), scales.data(), sums.data(), w,
-                                                    optional_data(actual.inputs[2]), actual.outputs[0].f32(), rows, n,
-                                                    k});
+        gemm_on_host<cuda::Int8Tile>(cuda::Int8Gemm<cuda::WeightInt8Blocks>{
+            q.data(), scales.data(), sums.data(), {w, n}, optional_data(actual.inputs[2]), actual.outputs[0].f32(), rows,
+            n, k});
         INFO("LinearQ int8 " << block_format_name(format) << " k " << k << " bias " << bias);
         expect_product_close(actual.outputs[0], expected.outputs[0], "y");
       }
+    }
+  }
+}
+
+TEST_CASE("cuda LinearQInputGrad compute int8 matches ref across tile edges", "[cuda_logic][block_quant]") {
+  uint32_t seed = 90;
+  for (BlockFormat format : {BlockFormat::kQ8_0, BlockFormat::kQ4_0, BlockFormat::kQ4_1}) {
+    for (const int64_t k : {int64_t{64}, int64_t{96}}) {
+      const int64_t n = 96, rows = 67;  // N whole 32-row chunks; K and rows past one tile
+      RefCase expected;
+      expected.op = "LinearQInputGrad";
+      expected.inputs = {random_f32({rows, n}, ++seed), random_blocks(format, n, k, ++seed)};
+      expected.outputs.push_back(tensor(DType::kF32, {rows, k}));
+      set_format(expected, format, k);
+      expected.set_text("compute", "int8");
+      RefCase actual = expected;
+      REQUIRE(run_ref(expected).is_ok());
+      const auto p = parsed<params::BlockQuantParams>(actual);
+      std::vector<int8_t> q(static_cast<size_t>(rows * n)), columns(static_cast<size_t>(n * k));
+      std::vector<float> scales(static_cast<size_t>(rows * n / 32)), column_scales(static_cast<size_t>(n / 32 * k));
+      std::vector<int32_t> sums(scales.size());
+      each_row(cuda::QuantizeBlocks{actual.inputs[0].f32(), q.data(), scales.data(), sums.data()}, rows * n / 32);
+      const cuda::QuantRows w{actual.inputs[1].data<uint8_t>(), n, p.row_bytes, p.format};
+      each_row(cuda::QuantizeColumns{w, k, columns.data(), column_scales.data()}, n / 32 * k);
+      gemm_on_host<cuda::Int8Tile>(cuda::Int8Gemm<cuda::QuantizedColumns>{
+          q.data(), scales.data(), nullptr, {columns.data(), column_scales.data(), k}, nullptr, actual.outputs[0].f32(),
+          rows, k, n});
+      INFO("LinearQInputGrad int8 " << block_format_name(format) << " k " << k);
+      expect_product_close(actual.outputs[0], expected.outputs[0], "dx");
     }
   }
 }
