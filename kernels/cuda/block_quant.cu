@@ -4,14 +4,14 @@
 // against ref on the host by tests/cuda_logic/test_block_quant_logic.cpp). Compute "int8"
 // quantizes x or dy (and for the input gradient the weight's columns) into the workspace, a warp
 // per 32 values, and multiplies integers with dp4a (block_quant_int8_logic.hpp).
-// LinearQCrossEntropy is not implemented here: it runs where a kernel for it exists.
+// LinearQCrossEntropy (the LM head and its loss) is block_quant_head.cu's.
 #include <memory>
 #include <new>
 #include <string_view>
 #include <utility>
 
-#include "kernels/cuda/block_quant_int8_logic.hpp"
-#include "kernels/cuda/block_quant_logic.hpp"
+#include "kernels/cuda/block_quant_head.hpp"
+#include "kernels/cuda/block_quant_launch.cuh"
 #include "kernels/cuda/cuda_families.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/launch_status.hpp"
@@ -21,64 +21,17 @@
 namespace pock::cuda {
 namespace {
 
-int64_t leading_rows(const pock_tensor_desc& t) {
-  int64_t rows = 1;
-  for (int d = 0; d + 1 < t.rank; ++d) rows *= t.dims[d];
-  return rows;
-}
-
-QuantRows quant_rows(const KernelCall& c, int input, const params::BlockQuantParams& p) {
-  return {c.in_data<uint8_t>(input), c.in(input).dims[0], p.row_bytes, p.format};
-}
-
-template <typename Tile, typename G>
-__global__ void __launch_bounds__(kTileThreads) quant_gemm_kernel(G g) {
-  __shared__ Tile tile;
-  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kTileM, n0 = static_cast<int64_t>(blockIdx.x) * kTileN;
-  float acc[4][4] = {};
-  for (int64_t k0 = 0; k0 < g.k; k0 += kTileK) {
-    g.load(tile, m0, n0, k0, threadIdx.x);
-    __syncthreads();
-    g.accumulate(tile, threadIdx.x, acc);
-    __syncthreads();
-  }
-  g.store(m0, n0, threadIdx.x, acc);
-}
-
-template <typename Tile, typename G>
-Status launch_gemm(const KernelCall& c, const G& g) {
-  if (g.m == 0 || g.n == 0) return Status::ok();
-  const int64_t row_tiles = (g.m + kTileM - 1) / kTileM;
-  if (row_tiles > 65535) return c.error("more rows than one launch covers");
-  const dim3 grid(static_cast<unsigned>((g.n + kTileN - 1) / kTileN), static_cast<unsigned>(row_tiles));
-  quant_gemm_kernel<Tile><<<grid, kTileThreads, 0, current_stream()>>>(g);
-  return launched(c, cudaGetLastError());
-}
-
-// compute "int8": the workspace holds the quantized x (LinearQ) or dy (LinearQInputGrad) blocks,
-// their scales and sums, and for the input gradient the quantized weight columns and scales.
+// compute "int8": the quantized x (LinearQ) or dy (LinearQInputGrad) and, for the input
+// gradient, the quantized weight columns, laid out in the workspace (`base` null: measuring).
 struct Int8Scratch {
-  int8_t* q;
-  float* scales;
-  int32_t* sums;
-  int8_t* columns;
-  float* column_scales;
+  QuantizedBlocks rows, columns;
 };
 
-constexpr int64_t kAlign = 256;
-int64_t aligned(int64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
-
-// `values` quantized values (a multiple of 32) and, for LinearQInputGrad, `columns` weight
-// column blocks; `base` null measures the bytes.
-Int8Scratch int8_scratch(void* base, int64_t values, int64_t columns, size_t* bytes) {
-  const int64_t blocks = values / 32;
-  const int64_t at_scales = aligned(values), at_sums = at_scales + aligned(4 * blocks);
-  const int64_t at_columns = at_sums + aligned(4 * blocks), at_column_scales = at_columns + aligned(32 * columns);
-  *bytes = static_cast<size_t>(at_column_scales + aligned(4 * columns));
-  auto* b = static_cast<char*>(base);
-  if (!b) return {};
-  return {reinterpret_cast<int8_t*>(b), reinterpret_cast<float*>(b + at_scales), reinterpret_cast<int32_t*>(b + at_sums),
-          reinterpret_cast<int8_t*>(b + at_columns), reinterpret_cast<float*>(b + at_column_scales)};
+Int8Scratch int8_scratch(void* base, int64_t values, int64_t column_blocks, size_t* bytes) {
+  ScratchLayout layout{static_cast<char*>(base)};
+  Int8Scratch s{quantized_blocks(layout, values), quantized_blocks(layout, 32 * column_blocks)};
+  *bytes = layout.bytes();
+  return s;
 }
 
 // The quantized rows: x [rows, K] for LinearQ, dy [rows, N] for LinearQInputGrad (whose weight
@@ -110,17 +63,12 @@ bool accepts_block_linear(const pock_op_desc& op) {
   return !p.int8 || std::string_view(op.op) != "LinearQInputGrad" || op.inputs[1].dims[0] % 32 == 0;
 }
 
-Status quantize_rows(const KernelCall& c, const Int8Scratch& s) {
-  const QuantizeBlocks quantize{c.in_data<float>(0), s.q, s.scales, s.sums};
-  return launched(c, launch_rows(numel(c.in(0)) / 32, 32, current_stream(), quantize));
-}
-
 Status linear_q_int8(const KernelCall& c, const params::BlockQuantParams& p) {
   const int64_t rows = leading_rows(c.in(0)), k = p.in_features, n = c.in(1).dims[0];
   size_t bytes = 0;
   const Int8Scratch s = int8_scratch(workspace(), quantized_values(*c.desc), 0, &bytes);
-  POCK_RETURN_IF_ERROR(quantize_rows(c, s));
-  const Int8Gemm<WeightInt8Blocks> g{s.q, s.scales, s.sums, {quant_rows(c, 1, p), n},
+  POCK_RETURN_IF_ERROR(quantize(c, c.in_data<float>(0), numel(c.in(0)), s.rows));
+  const Int8Gemm<WeightInt8Blocks> g{s.rows.q, s.rows.scales, s.rows.sums, {quant_rows(c, 1, p), n},
                                      c.has_input(2) ? c.in_data<float>(2) : nullptr, c.out_data<float>(0), rows, n, k};
   return launch_gemm<Int8Tile>(c, g);
 }
@@ -129,10 +77,9 @@ Status linear_q_input_grad_int8(const KernelCall& c, const params::BlockQuantPar
   const int64_t rows = leading_rows(c.in(0)), k = p.in_features, n = c.in(1).dims[0];
   size_t bytes = 0;
   const Int8Scratch s = int8_scratch(workspace(), quantized_values(*c.desc), column_blocks(*c.desc, p), &bytes);
-  POCK_RETURN_IF_ERROR(quantize_rows(c, s));
-  const QuantizeColumns columns{quant_rows(c, 1, p), k, s.columns, s.column_scales};
-  POCK_RETURN_IF_ERROR(launched(c, launch_rows(n / 32 * k, 32, current_stream(), columns)));
-  const Int8Gemm<QuantizedColumns> g{s.q, s.scales, nullptr, {s.columns, s.column_scales, k},
+  POCK_RETURN_IF_ERROR(quantize(c, c.in_data<float>(0), numel(c.in(0)), s.rows));
+  POCK_RETURN_IF_ERROR(quantize_columns(c, quant_rows(c, 1, p), k, s.columns));
+  const Int8Gemm<QuantizedColumns> g{s.rows.q, s.rows.scales, nullptr, {s.columns.q, s.columns.scales, k},
                                      nullptr, c.out_data<float>(0), rows, k, n};
   return launch_gemm<Int8Tile>(c, g);
 }
@@ -190,6 +137,13 @@ void register_block_quant(KernelTable& t) {
     d.accepts = accepts_block_linear;
     t.add(d);
   }
+  KernelDef head;
+  head.op = "LinearQCrossEntropy";
+  head.dtype = DType::kF32;
+  head.run = linear_q_cross_entropy;
+  head.prepare = prepare_linear_q_cross_entropy;
+  head.release = release_linear_q_cross_entropy;
+  t.add(head);
   t.add(typed_kernel<BlockQuantParams, gather_q>("GatherQ", DType::kU8));  // the same decode under either compute
 }
 

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "ir/float16.hpp"
+#include "kernels/cuda/block_quant_head_logic.hpp"
 #include "kernels/cuda/block_quant_int8_logic.hpp"
 #include "kernels/cuda/block_quant_logic.hpp"
 #include "kernels/int8_rows.h"
@@ -250,4 +251,70 @@ TEST_CASE("cuda LinearQInputGrad compute int8 matches ref across tile edges", "[
       expect_product_close(actual.outputs[0], expected.outputs[0], "dx");
     }
   }
+}
+
+TEST_CASE("cuda LinearQCrossEntropy logic (logits, per-row loss and gradient, dx) matches ref",
+          "[cuda_logic][block_quant]") {
+  uint32_t seed = 100;
+  const int64_t rows = 70, n = 96, k = 64;  // rows past one tile; N whole 32-value blocks for int8
+  for (const char* compute : {"f32", "int8"}) {
+    for (BlockFormat format : {BlockFormat::kQ8_0, BlockFormat::kQ4_0, BlockFormat::kQ4_1}) {
+      for (const double smoothing : {0.0, 0.1}) {
+        RefCase expected;
+        expected.op = "LinearQCrossEntropy";
+        CaseTensor labels = tensor(DType::kI64, {rows});
+        for (int64_t r = 0; r < rows; ++r) labels.data<int64_t>()[r] = r % 7 == 3 ? -100 : (r * 37) % n;
+        expected.inputs = {random_f32({rows, k}, ++seed, -2.0f, 2.0f), random_blocks(format, n, k, ++seed), labels};
+        expected.outputs = {tensor(DType::kF32, {}), tensor(DType::kF32, {rows, k})};
+        set_format(expected, format, k);
+        expected.set_text("compute", compute);
+        expected.set_float("label_smoothing", smoothing);
+        RefCase actual = expected;
+        REQUIRE(run_ref(expected).is_ok());
+        const auto p = parsed<params::BlockQuantParams>(actual);
+        const cuda::QuantRows w{actual.inputs[1].data<uint8_t>(), n, p.row_bytes, p.format};
+        const float* x = actual.inputs[0].f32();
+        const int64_t* label = actual.inputs[2].data<int64_t>();
+        cuda::HeadCounts counts{};
+        std::vector<float> logits(static_cast<size_t>(rows * n)), row_loss(static_cast<size_t>(rows));
+        each_row(cuda::CountLabels{label, rows, n, p.ignore_index, &counts}, 1);
+        // What the device does per chunk, with the whole batch as one chunk.
+        std::vector<int8_t> q(static_cast<size_t>(rows * std::max(n, k))), columns(static_cast<size_t>(n * k));
+        std::vector<float> scales(q.size() / 32), column_scales(static_cast<size_t>(n / 32 * k));
+        std::vector<int32_t> sums(scales.size());
+        if (p.int8) {
+          each_row(cuda::QuantizeBlocks{x, q.data(), scales.data(), sums.data()}, rows * k / 32);
+          gemm_on_host<cuda::Int8Tile>(cuda::Int8Gemm<cuda::WeightInt8Blocks>{
+              q.data(), scales.data(), sums.data(), {w, n}, nullptr, logits.data(), rows, n, k});
+        } else {
+          gemm_on_host(cuda::QuantGemm<cuda::WeightRowsAsColumns>{x, {w}, nullptr, logits.data(), rows, n, k});
+        }
+        each_row(cuda::CrossEntropyRow{logits.data(), label, row_loss.data(), &counts, n, p.ignore_index,
+                                       static_cast<float>(p.label_smoothing)},
+                 rows);
+        float* dx = actual.outputs[1].f32();
+        if (p.int8) {
+          each_row(cuda::QuantizeBlocks{logits.data(), q.data(), scales.data(), sums.data()}, rows * n / 32);
+          each_row(cuda::QuantizeColumns{w, k, columns.data(), column_scales.data()}, n / 32 * k);
+          gemm_on_host<cuda::Int8Tile>(cuda::Int8Gemm<cuda::QuantizedColumns>{
+              q.data(), scales.data(), nullptr, {columns.data(), column_scales.data(), k}, nullptr, dx, rows, k, n});
+        } else {
+          gemm_on_host(cuda::QuantGemm<cuda::WeightRows>{logits.data(), {w, k}, nullptr, dx, rows, k, n});
+        }
+        each_row(cuda::HeadLoss{row_loss.data(), &counts, rows, actual.outputs[0].f32()}, 1);
+        INFO(compute << " " << block_format_name(format) << " smoothing " << smoothing);
+        CHECK(counts.counted == 60.0f);
+        expect_close(actual.outputs[0], expected.outputs[0], "loss", 1e-4f, 1e-5f);
+        expect_product_close(actual.outputs[1], expected.outputs[1], "dx");
+      }
+    }
+  }
+  // A label outside the classes (ref refuses it) makes the loss NaN.
+  const int64_t bad[] = {1, 5};
+  cuda::HeadCounts counts{};
+  each_row(cuda::CountLabels{bad, 2, 4, -100, &counts}, 1);
+  const float losses[] = {0.5f, 0.5f};
+  float loss = 0.0f;
+  each_row(cuda::HeadLoss{losses, &counts, 2, &loss}, 1);
+  CHECK(std::isnan(loss));
 }
