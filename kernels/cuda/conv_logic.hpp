@@ -10,6 +10,7 @@
 
 #include "ir/activation.hpp"
 #include "kernels/cuda/hd.hpp"
+#include "kernels/cuda/row_team.hpp"
 #include "kernels/params/conv.hpp"
 #include "kernels/ref/conv_window.hpp"
 
@@ -186,12 +187,11 @@ struct GlobalAvgPoolPlane {
 struct ConvBiasGradChannel {
   const float* dy;
   float* db;
-  int64_t batch, out_channels, area;
+  ChannelView view;
   template <typename Team>
   POCK_HD void operator()(const Team& team, int64_t o) const {
-    const int64_t count = batch * area;
     float sum = 0.0f;
-    for (int64_t e = team.lane; e < count; e += team.lanes) sum += dy[((e / area) * out_channels + o) * area + e % area];
+    view.for_each(team, o, [&](int64_t i) { sum += dy[i]; });
     sum = team.sum(sum);
     if (team.lane == 0) db[o] = sum;
   }

@@ -56,7 +56,7 @@ Status conv2d_grad_bias(const KernelCall& c) {
   const pock_tensor_desc& dy = c.in(0);
   const int64_t batch = dy.dims[0], out_channels = dy.dims[1];
   const int64_t area = batch > 0 && out_channels > 0 ? numel(dy) / (batch * out_channels) : 0;
-  const ConvBiasGradChannel channel{c.in_data<float>(0), c.out_data<float>(0), batch, out_channels, area};
+  const ConvBiasGradChannel channel{c.in_data<float>(0), c.out_data<float>(0), ChannelView{batch, out_channels, area}};
   return launched(c, launch_rows(c.out(0).dims[0], batch * area, current_stream(), channel));
 }
 

@@ -141,11 +141,10 @@ struct BatchNormGradChannel {
     const int64_t count = view.count();
     const float m = mean[ch], s = invstd[ch];
     float sum_dy = 0.0f, sum_dy_xhat = 0.0f;
-    for (int64_t e = team.lane; e < count; e += team.lanes) {
-      const int64_t i = view.at(ch, e);
+    view.for_each(team, ch, [&](int64_t i) {
       sum_dy += dy[i];
       sum_dy_xhat += dy[i] * (x[i] - m) * s;
-    }
+    });
     sum_dy = team.sum(sum_dy);
     sum_dy_xhat = team.sum(sum_dy_xhat);
     if (team.lane == 0) {
@@ -155,10 +154,7 @@ struct BatchNormGradChannel {
     if (!dx) return;
     const float scale = (gamma ? gamma[ch] : 1.0f) * s;
     const float mean_dy = sum_dy / static_cast<float>(count), mean_dy_xhat = sum_dy_xhat / static_cast<float>(count);
-    for (int64_t e = team.lane; e < count; e += team.lanes) {
-      const int64_t i = view.at(ch, e);
-      dx[i] = scale * (dy[i] - mean_dy - (x[i] - m) * s * mean_dy_xhat);
-    }
+    view.for_each(team, ch, [&](int64_t i) { dx[i] = scale * (dy[i] - mean_dy - (x[i] - m) * s * mean_dy_xhat); });
   }
 };
 

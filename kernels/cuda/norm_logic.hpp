@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/hd.hpp"
+#include "kernels/cuda/row_team.hpp"
 
 namespace pock::cuda {
 
@@ -104,20 +105,6 @@ struct SoftmaxRow {
   }
 };
 
-// x [N, C, inner...] seen per channel: the batch * inner values of channel ch.
-struct ChannelView {
-  int64_t batch, channels, inner;
-  POCK_HD int64_t count() const { return batch * inner; }
-  // Element e in [0, count) of channel ch.
-  POCK_HD int64_t at(int64_t ch, int64_t e) const { return ((e / inner) * channels + ch) * inner + e % inner; }
-};
-
-inline ChannelView channel_view(const int64_t* dims, int rank) {
-  ChannelView v{dims[0], dims[1], 1};
-  for (int d = 2; d < rank; ++d) v.inner *= dims[d];
-  return v;
-}
-
 // BatchNorm (inference), element-wise: y = (x - mean) * gamma / sqrt(var + eps) + beta.
 struct BatchNormElement {
   const float* x;
@@ -154,19 +141,13 @@ struct BatchNormTrainChannel {
   POCK_HD void operator()(const Team& team, int64_t ch) const {
     const int64_t count = view.count();
     float sum = 0.0f;
-    for (int64_t e = team.lane; e < count; e += team.lanes) sum += x[view.at(ch, e)];
+    view.for_each(team, ch, [&](int64_t i) { sum += x[i]; });
     const float mean = team.sum(sum) / static_cast<float>(count);
     float squares = 0.0f;
-    for (int64_t e = team.lane; e < count; e += team.lanes) {
-      const float d = x[view.at(ch, e)] - mean;
-      squares += d * d;
-    }
+    view.for_each(team, ch, [&](int64_t i) { squares += (x[i] - mean) * (x[i] - mean); });
     const float var = team.sum(squares) / static_cast<float>(count);  // biased: what normalizes the batch
     const float invstd = 1.0f / sqrtf(var + eps);
-    for (int64_t e = team.lane; e < count; e += team.lanes) {
-      const int64_t i = view.at(ch, e);
-      y[i] = (x[i] - mean) * invstd * gamma[ch] + beta[ch];
-    }
+    view.for_each(team, ch, [&](int64_t i) { y[i] = (x[i] - mean) * invstd * gamma[ch] + beta[ch]; });
     if (team.lane == 0) {
       saved_mean[ch] = mean;
       saved_invstd[ch] = invstd;

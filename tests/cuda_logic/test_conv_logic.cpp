@@ -154,8 +154,8 @@ TEST_CASE("cuda GlobalAvgPool and Conv2dGradBias logic matches ref", "[cuda_logi
       grad.set_int("channels", channels);
       RefCase mine = grad;
       REQUIRE(run_ref(grad).is_ok());
-      each_row(cuda::ConvBiasGradChannel{mine.inputs[0].f32(), mine.outputs[0].f32(), shape[0], shape[1],
-                                         shape[2] * shape[3]},
+      each_row(cuda::ConvBiasGradChannel{mine.inputs[0].f32(), mine.outputs[0].f32(),
+                                         cuda::ChannelView{shape[0], shape[1], shape[2] * shape[3]}},
                channels);
       INFO("Conv2dGradBias " << shape_str(shape) << " channels " << channels);
       expect_close(mine.outputs[0], grad.outputs[0], "db");

@@ -140,3 +140,26 @@ TEST_CASE("cuda BatchNorm and BatchNormTrain logic matches ref", "[cuda_logic][n
     }
   }
 }
+
+TEST_CASE("cuda ChannelView gives a team's lanes every element of a channel once", "[cuda_logic][norm]") {
+  // The lanes' shares without the reductions, so a team of any width runs on the host: runs of
+  // `inner` wider than the team (lanes along each run) and narrower (lanes along the channel).
+  struct Lanes {
+    int lane, lanes;
+  };
+  for (const cuda::ChannelView view : {cuda::ChannelView{3, 4, 70}, cuda::ChannelView{5, 3, 1}, cuda::ChannelView{2, 2, 31}}) {
+    for (int lanes : {1, 32, 512}) {
+      for (int64_t ch = 0; ch < view.channels; ++ch) {
+        std::vector<int> seen(static_cast<size_t>(view.batch * view.channels * view.inner), 0);
+        for (int lane = 0; lane < lanes; ++lane) view.for_each(Lanes{lane, lanes}, ch, [&](int64_t i) { ++seen[i]; });
+        int64_t wrong = 0;
+        for (size_t i = 0; i < seen.size(); ++i) {
+          const bool in_channel = static_cast<int64_t>(i / view.inner) % view.channels == ch;
+          if (seen[i] != (in_channel ? 1 : 0)) ++wrong;
+        }
+        INFO("inner " << view.inner << " lanes " << lanes << " channel " << ch);
+        CHECK(wrong == 0);
+      }
+    }
+  }
+}
