@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "host_team.hpp"
 #include "kernels/cuda/row_team.hpp"
 #include "runtime/table_backend.hpp"
 
@@ -148,11 +149,15 @@ inline void expect_close(CaseTensor& actual, CaseTensor& expected, const std::st
   expect_close(actual.f32(), expected.f32(), actual.count(), what, rtol, atol);
 }
 
-// A row (or channel) functor of kernels/cuda/*_logic.hpp over every row, one SoloTeam each: what
-// the device does with a warp or block per row, in the same arithmetic order per lane.
+// A row (or channel) functor of kernels/cuda/*_logic.hpp over every row: the even rows by a team
+// of three threads (host_team.hpp), as a warp or block runs a row, the odd ones by a SoloTeam, as
+// the device's thread-per-row kernels do. Both must give ref's values.
 template <typename Row>
 void each_row(const Row& row, int64_t rows) {
-  for (int64_t r = 0; r < rows; ++r) row(cuda::SoloTeam{}, r);
+  std::vector<int64_t> even;
+  for (int64_t r = 0; r < rows; r += 2) even.push_back(r);
+  rows_on_threads(row, even, 3);
+  for (int64_t r = 1; r < rows; r += 2) row(cuda::SoloTeam{}, r);
 }
 
 // An element functor of kernels/cuda/*_logic.hpp over [0, n), as launch_map runs it.
