@@ -32,7 +32,8 @@ ConvShapes grad_weight_shapes(const pock_op_desc& op) {
 size_t full_weight_bytes(const pock_op_desc& op) {
   const pock_tensor_desc& dw = op.outputs[0];
   const int64_t out_channels = op.inputs[1].dims[1];
-  return dw.dims[0] == out_channels ? 0 : static_cast<size_t>(numel(dw) / dw.dims[0] * out_channels) * sizeof(float);
+  if (dw.dims[0] == out_channels || dw.dims[0] == 0) return 0;
+  return static_cast<size_t>(numel(dw) / dw.dims[0] * out_channels) * sizeof(float);
 }
 
 Status conv2d_grad_input(const KernelCall& c) {
@@ -42,6 +43,7 @@ Status conv2d_grad_input(const KernelCall& c) {
 
 Status conv2d_grad_weight(const KernelCall& c) {
   const ConvOp& op = *static_cast<const ConvOp*>(c.state);
+  if (numel(c.out(0)) == 0) return Status::ok();  // no channel wanted
   if (full_weight_bytes(*c.desc) == 0) {
     return op.plan->backward_filter(c.in_data<float>(0), c.in_data<float>(1), c.out_data<float>(0), workspace());
   }

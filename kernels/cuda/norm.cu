@@ -16,6 +16,7 @@ const T* optional_input(const KernelCall& c, int i) {
   return c.has_input(i) ? c.in_data<T>(i) : nullptr;
 }
 
+// A statistics output the node may leave out (or leave unbound).
 template <typename T>
 T* optional_output(const KernelCall& c, int i) {
   return c.num_outputs() > i ? c.out_data<T>(i) : nullptr;
