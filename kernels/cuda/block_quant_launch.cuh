@@ -9,6 +9,7 @@
 #include "kernels/cuda/block_quant_logic.hpp"
 #include "kernels/cuda/launch_status.hpp"
 #include "kernels/cuda/row_team.cuh"
+#include "kernels/cuda/scratch_layout.hpp"
 #include "kernels/cuda/stream.hpp"
 #include "kernels/params/block_quant.hpp"
 
@@ -49,19 +50,6 @@ Status launch_gemm(const KernelCall& c, const G& g) {
   quant_gemm_kernel<Tile><<<grid, kTileThreads, 0, current_stream()>>>(g);
   return launched(c, cudaGetLastError());
 }
-
-// Consecutive, 256-byte aligned pieces of the workspace; with a null base it only measures.
-struct ScratchLayout {
-  char* base;
-  int64_t used = 0;
-  template <typename T>
-  T* take(int64_t count) {
-    T* p = base ? reinterpret_cast<T*>(base + used) : nullptr;
-    used += (count * static_cast<int64_t>(sizeof(T)) + 255) / 256 * 256;
-    return p;
-  }
-  size_t bytes() const { return static_cast<size_t>(used); }
-};
 
 // `values` quantized in 32-value blocks: the integers, and per block the scale and integer sum.
 struct QuantizedBlocks {

@@ -1,5 +1,5 @@
 // The CUDA conv family: Conv2d through cuDNN (conv_plan.hpp; grouped and depthwise included; NHWC
-// through NCHW copies in the workspace; what cuDNN cannot compute as ref does is declined), then
+// and padding cuDNN cannot express through a zero-padded NCHW copy of x in the workspace), then
 // bias and the fused activation in one element-wise pass; MaxPool2d and AvgPool2d a thread per output, GlobalAvgPool a warp or block
 // per plane. The element logic is conv_logic.hpp's, checked against ref on the host by
 // tests/cuda_logic/test_conv_logic.cpp.
@@ -32,33 +32,49 @@ ConvShapes forward_shapes(const pock_op_desc& op) {
   return {x.n, x.c, x.h, x.w, w.dims[0], w.dims[2], w.dims[3], y.h, y.w};
 }
 
-// NHWC: the NCHW copies of x and y after cuDNN's workspace.
-size_t nhwc_scratch(const pock_op_desc& op) {
-  if (!is_nhwc(op)) return 0;
-  return static_cast<size_t>(numel(op.inputs[0]) + numel(op.outputs[0])) * sizeof(float);
+// The NCHW (padded) copy of x for NHWC or padding cuDNN cannot express, and for NHWC cuDNN's
+// NCHW result.
+struct ForwardPieces {
+  float* x = nullptr;
+  float* y = nullptr;
+};
+
+ForwardPieces forward_pieces(const ConvOp& op, ScratchLayout& layout) {
+  ForwardPieces p;
+  const ConvShapes& g = op.geometry.shapes;
+  if (op.params.nhwc || op.geometry.padded) p.x = layout.take<float>(g.n * g.c * g.h * g.w);
+  if (op.params.nhwc) p.y = layout.take<float>(g.n * g.o * g.oh * g.ow);
+  return p;
 }
 
-Status conv2d_nhwc(const KernelCall& c, const ConvOp& op) {
-  float* x_nchw = reinterpret_cast<float*>(static_cast<char*>(workspace()) + conv_scratch_offset(*op.plan));
-  float* y_nchw = x_nchw + numel(c.in(0));
-  const NhwcToNchw to_nchw{c.in_data<float>(0), x_nchw, extents(c.in(0), true)};
-  POCK_RETURN_IF_ERROR(launched(c, launch_map(numel(c.in(0)), current_stream(), to_nchw)));
-  POCK_RETURN_IF_ERROR(op.plan->forward(x_nchw, c.in_data<float>(1), y_nchw, workspace()));
-  const NhwcEpilogue epilogue{y_nchw, c.has_input(2) ? c.in_data<float>(2) : nullptr, c.out_data<float>(0),
-                              extents(c.out(0), true), op.params.activation};
-  return launched(c, launch_map(numel(c.out(0)), current_stream(), epilogue));
-}
+void forward_scratch(const pock_op_desc&, const ConvOp& op, ScratchLayout& layout) { forward_pieces(op, layout); }
 
 Status conv2d(const KernelCall& c) {
   const ConvOp& op = *static_cast<const ConvOp*>(c.state);
-  if (op.params.nhwc) return conv2d_nhwc(c, op);
-  POCK_RETURN_IF_ERROR(op.plan->forward(c.in_data<float>(0), c.in_data<float>(1), c.out_data<float>(0), workspace()));
-  const bool bias = c.has_input(2);
+  ScratchLayout layout = conv_scratch(op, workspace());
+  const ForwardPieces pieces = forward_pieces(op, layout);
+  const bool nhwc = op.params.nhwc, bias = c.has_input(2);
+  const float* x = c.in_data<float>(0);
+  if (pieces.x) {
+    const ConvShapes& g = op.geometry.shapes;
+    const bool pad = op.geometry.padded;
+    const ImageToPaddedNchw copy{x,   pieces.x, extents(c.in(0), nhwc), nhwc, pad ? op.params.pad_top : 0,
+                                 pad ? op.params.pad_left : 0, g.h, g.w};
+    POCK_RETURN_IF_ERROR(launched(c, launch_map(g.n * g.c * g.h * g.w, current_stream(), copy)));
+    x = pieces.x;
+  }
+  float* y = nhwc ? pieces.y : c.out_data<float>(0);
+  POCK_RETURN_IF_ERROR(op.plan->forward(x, c.in_data<float>(1), y, workspace()));
+  const pock_tensor_desc& out = c.out(0);
+  if (nhwc) {
+    const NhwcEpilogue epilogue{y, bias ? c.in_data<float>(2) : nullptr, c.out_data<float>(0), extents(out, true),
+                                op.params.activation};
+    return launched(c, launch_map(numel(out), current_stream(), epilogue));
+  }
   if (!bias && op.params.activation == Activation::kNone) return Status::ok();
-  const pock_tensor_desc& y = c.out(0);
-  const ConvEpilogue epilogue{c.out_data<float>(0), bias ? c.in_data<float>(2) : nullptr, y.dims[1],
-                              y.dims[2] * y.dims[3], op.params.activation};
-  return launched(c, launch_map(numel(y), current_stream(), epilogue));
+  const ConvEpilogue epilogue{y, bias ? c.in_data<float>(2) : nullptr, out.dims[1], out.dims[2] * out.dims[3],
+                              op.params.activation};
+  return launched(c, launch_map(numel(out), current_stream(), epilogue));
 }
 
 Window pool_window(const KernelCall& c, const params::WindowParams& p) {
@@ -85,7 +101,7 @@ Status global_avg_pool(const KernelCall& c) {
 }  // namespace
 
 void register_conv(KernelTable& t) {
-  t.add(cudnn_conv_kernel<ConvDirection::kForward, forward_shapes, nhwc_scratch>("Conv2d", conv2d));
+  t.add(cudnn_conv_kernel<ConvDirection::kForward, forward_shapes, forward_scratch>("Conv2d", conv2d));
   t.add(typed_kernel<params::WindowParams, max_pool2d>("MaxPool2d", DType::kF32));
   t.add(typed_kernel<params::WindowParams, avg_pool2d>("AvgPool2d", DType::kF32));
   t.add({"GlobalAvgPool", DType::kF32, global_avg_pool});

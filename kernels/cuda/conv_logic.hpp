@@ -37,15 +37,10 @@ struct ConvEpilogue {
   }
 };
 
-// NHWC Conv2d runs cuDNN in NCHW between two layout passes: x NHWC -> NCHW (element i of the
-// NCHW copy, writes coalesced), and the epilogue reading cuDNN's NCHW result into y NHWC.
+// cuDNN runs in NCHW. An NHWC Conv2d, or a convolution whose padding cuDNN cannot express
+// (cuDNN pads both sides alike), goes through a copy of x: NCHW, zero-padded as ref pads it.
 struct NchwExtents {
   int64_t n, c, h, w;
-  // The NHWC offset of NCHW element i.
-  POCK_HD int64_t nhwc_of(int64_t i) const {
-    const int64_t x = i % w, y = (i / w) % h, ch = (i / (w * h)) % c, b = i / (w * h * c);
-    return ((b * h + y) * w + x) * c + ch;
-  }
   // The NCHW offset of NHWC element i.
   POCK_HD int64_t nchw_of(int64_t i) const {
     const int64_t ch = i % c, x = (i / c) % w, y = (i / (c * w)) % h, b = i / (c * w * h);
@@ -53,11 +48,32 @@ struct NchwExtents {
   }
 };
 
-struct NhwcToNchw {
+// Element i of the padded NCHW copy [n, c, top + h + bottom, left + w + right] of x (NCHW or NHWC).
+struct ImageToPaddedNchw {
   const float* x;
   float* out;
-  NchwExtents e;
-  POCK_HD void operator()(int64_t i) const { out[i] = x[e.nhwc_of(i)]; }
+  NchwExtents from;
+  bool nhwc;
+  int64_t top, left, out_h, out_w;
+  POCK_HD void operator()(int64_t i) const {
+    const int64_t ox = i % out_w, oy = (i / out_w) % out_h, ch = (i / (out_w * out_h)) % from.c;
+    const int64_t b = i / (out_w * out_h * from.c), sy = oy - top, sx = ox - left;
+    const bool inside = sy >= 0 && sy < from.h && sx >= 0 && sx < from.w;
+    const int64_t at = nhwc ? ((b * from.h + sy) * from.w + sx) * from.c + ch : ((b * from.c + ch) * from.h + sy) * from.w + sx;
+    out[i] = inside ? x[at] : 0.0f;
+  }
+};
+
+// Conv2dGradInput through the padded copy: dx [n, c, h, w] is the padded gradient's interior.
+struct CropPadded {
+  const float* padded;
+  float* dx;
+  NchwExtents to;
+  int64_t top, left, padded_h, padded_w;
+  POCK_HD void operator()(int64_t i) const {
+    const int64_t x = i % to.w, y = (i / to.w) % to.h, plane = i / (to.w * to.h);
+    dx[i] = padded[(plane * padded_h + y + top) * padded_w + x + left];
+  }
 };
 
 // y (NHWC) = activation(conv (NCHW) + bias[channel]).
@@ -220,6 +236,28 @@ inline bool cudnn_conv_fits(const ConvShapes& s, const params::WindowParams& p) 
   if (s.c % p.groups != 0 || s.o % p.groups != 0) return false;
   return cudnn_extent(s.h, s.kh, p.stride_h, p.dilation_h, p.pad_top) == s.oh &&
          cudnn_extent(s.w, s.kw, p.stride_w, p.dilation_w, p.pad_left) == s.ow;
+}
+
+// How cuDNN is given a convolution: with its own symmetric padding where that gives ref's
+// windows, otherwise on the zero-padded copy of x (and of dx) with no padding of its own.
+struct CudnnGeometry {
+  bool padded = false;
+  ConvShapes shapes{};            // what cuDNN sees
+  params::WindowParams params{};  // its padding: (top, left), or none
+};
+
+inline bool cudnn_geometry(const ConvShapes& s, const params::WindowParams& p, CudnnGeometry* out) {
+  if (cudnn_conv_fits(s, p)) {
+    *out = {false, s, p};
+    return true;
+  }
+  CudnnGeometry g{true, s, p};
+  g.shapes.h += p.pad_top + p.pad_bottom;
+  g.shapes.w += p.pad_left + p.pad_right;
+  g.params.pad_top = g.params.pad_left = g.params.pad_bottom = g.params.pad_right = 0;
+  if (!cudnn_conv_fits(g.shapes, g.params)) return false;
+  *out = g;
+  return true;
 }
 
 }  // namespace pock::cuda

@@ -1,6 +1,7 @@
-// The CUDA conv backward ops: Conv2dGradInput and Conv2dGradWeight through cuDNN (conv_plan.hpp);
-// a weight gradient for only the first output channels (dw's leading extent below dy's channels)
-// is computed in full into the workspace and its leading part copied out. Conv2dGradBias a team
+// The CUDA conv backward ops: Conv2dGradInput and Conv2dGradWeight through cuDNN (conv_plan.hpp;
+// padding cuDNN cannot express through zero-padded copies of x and dx in the workspace); a weight
+// gradient for only the first output channels (dw's leading extent below dy's channels) is
+// computed in full into the workspace and its leading part copied out. Conv2dGradBias a team
 // per channel; AvgPool2dGrad a thread per input element (gathering, deterministic);
 // MaxPool2dGrad a thread per window adding dy at the forward's pick (atomics: overlapping
 // windows may pick the same element, in no fixed order). Logic in conv_logic.hpp, checked on
@@ -28,29 +29,64 @@ ConvShapes grad_weight_shapes(const pock_op_desc& op) {
   return conv_shapes(op.inputs[0], op.inputs[1].dims[1], dw.dims[2], dw.dims[3], op.inputs[1]);
 }
 
-// The full weight gradient, when dw keeps only the leading output channels.
-size_t full_weight_bytes(const pock_op_desc& op) {
-  const pock_tensor_desc& dw = op.outputs[0];
-  const int64_t out_channels = op.inputs[1].dims[1];
-  if (dw.dims[0] == out_channels || dw.dims[0] == 0) return 0;
-  return static_cast<size_t>(numel(dw) / dw.dims[0] * out_channels) * sizeof(float);
+// Conv2dGradInput through a padded copy: the padded dx, whose interior is dx.
+float* grad_input_piece(const ConvOp& op, ScratchLayout& layout) {
+  const ConvShapes& g = op.geometry.shapes;
+  return op.geometry.padded ? layout.take<float>(g.n * g.c * g.h * g.w) : nullptr;
 }
+
+void grad_input_scratch(const pock_op_desc&, const ConvOp& op, ScratchLayout& layout) { grad_input_piece(op, layout); }
 
 Status conv2d_grad_input(const KernelCall& c) {
   const ConvOp& op = *static_cast<const ConvOp*>(c.state);
-  return op.plan->backward_data(c.in_data<float>(0), c.in_data<float>(1), c.out_data<float>(0), workspace());
+  ScratchLayout layout = conv_scratch(op, workspace());
+  float* padded = grad_input_piece(op, layout);
+  if (!padded) return op.plan->backward_data(c.in_data<float>(0), c.in_data<float>(1), c.out_data<float>(0), workspace());
+  POCK_RETURN_IF_ERROR(op.plan->backward_data(c.in_data<float>(0), c.in_data<float>(1), padded, workspace()));
+  const ConvShapes& s = op.shapes;
+  const CropPadded crop{padded, c.out_data<float>(0), {s.n, s.c, s.h, s.w}, op.params.pad_top, op.params.pad_left,
+                        op.geometry.shapes.h, op.geometry.shapes.w};
+  return launched(c, launch_map(numel(c.out(0)), current_stream(), crop));
+}
+
+// Conv2dGradWeight's pieces: x's padded copy (padding cuDNN cannot express), and the full weight
+// gradient when dw keeps only the leading output channels.
+struct WeightPieces {
+  float* x = nullptr;
+  float* full = nullptr;
+};
+
+WeightPieces grad_weight_pieces(const pock_op_desc& desc, const ConvOp& op, ScratchLayout& layout) {
+  WeightPieces p;
+  const ConvShapes& g = op.geometry.shapes;
+  if (op.geometry.padded) p.x = layout.take<float>(g.n * g.c * g.h * g.w);
+  const pock_tensor_desc& dw = desc.outputs[0];
+  if (dw.dims[0] != g.o && dw.dims[0] > 0) p.full = layout.take<float>(numel(dw) / dw.dims[0] * g.o);
+  return p;
+}
+
+void grad_weight_scratch(const pock_op_desc& desc, const ConvOp& op, ScratchLayout& layout) {
+  grad_weight_pieces(desc, op, layout);
 }
 
 Status conv2d_grad_weight(const KernelCall& c) {
   const ConvOp& op = *static_cast<const ConvOp*>(c.state);
   if (numel(c.out(0)) == 0) return Status::ok();  // no channel wanted
-  if (full_weight_bytes(*c.desc) == 0) {
-    return op.plan->backward_filter(c.in_data<float>(0), c.in_data<float>(1), c.out_data<float>(0), workspace());
+  ScratchLayout layout = conv_scratch(op, workspace());
+  const WeightPieces pieces = grad_weight_pieces(*c.desc, op, layout);
+  const float* x = c.in_data<float>(0);
+  if (pieces.x) {
+    const ConvShapes& s = op.shapes;
+    const ConvShapes& g = op.geometry.shapes;
+    const ImageToPaddedNchw copy{x, pieces.x, {s.n, s.c, s.h, s.w}, false, op.params.pad_top, op.params.pad_left, g.h, g.w};
+    POCK_RETURN_IF_ERROR(launched(c, launch_map(g.n * g.c * g.h * g.w, current_stream(), copy)));
+    x = pieces.x;
   }
-  float* full = reinterpret_cast<float*>(static_cast<char*>(workspace()) + conv_scratch_offset(*op.plan));
-  POCK_RETURN_IF_ERROR(op.plan->backward_filter(c.in_data<float>(0), c.in_data<float>(1), full, workspace()));
+  float* dw = pieces.full ? pieces.full : c.out_data<float>(0);
+  POCK_RETURN_IF_ERROR(op.plan->backward_filter(x, c.in_data<float>(1), dw, workspace()));
+  if (!pieces.full) return Status::ok();
   // Output channels lead the filter layout, so the wanted ones are its first nbytes.
-  return launched(c, cudaMemcpyAsync(c.out(0).data, full, c.out(0).nbytes, cudaMemcpyDeviceToDevice, current_stream()));
+  return launched(c, cudaMemcpyAsync(c.out(0).data, dw, c.out(0).nbytes, cudaMemcpyDeviceToDevice, current_stream()));
 }
 
 // Conv2dGradBias(dy [N, O, ...]) -> db [channels <= O].
@@ -88,9 +124,9 @@ Status avg_pool2d_grad(const KernelCall& c, const params::WindowParams& p) {
 }  // namespace
 
 void register_layer_grad_conv(KernelTable& t) {
-  t.add(cudnn_conv_kernel<ConvDirection::kBackwardData, grad_input_shapes, no_extra_scratch>("Conv2dGradInput",
+  t.add(cudnn_conv_kernel<ConvDirection::kBackwardData, grad_input_shapes, grad_input_scratch>("Conv2dGradInput",
                                                                                              conv2d_grad_input));
-  t.add(cudnn_conv_kernel<ConvDirection::kBackwardFilter, grad_weight_shapes, full_weight_bytes>("Conv2dGradWeight",
+  t.add(cudnn_conv_kernel<ConvDirection::kBackwardFilter, grad_weight_shapes, grad_weight_scratch>("Conv2dGradWeight",
                                                                                                  conv2d_grad_weight));
   t.add({"Conv2dGradBias", DType::kF32, conv2d_grad_bias});
   t.add(typed_kernel<params::WindowParams, max_pool2d_grad>("MaxPool2dGrad", DType::kF32));

@@ -209,7 +209,8 @@ TEST_CASE("cuda NHWC Conv2d: layout passes around an NCHW convolution match ref'
     nchw.outputs.push_back(tensor(DType::kF32, {n, o, oh, ow}));
     nchw.set_int("groups", 2);
     nchw.set_ints("pads", {1, 1, 1, 1});
-    each_element(cuda::NhwcToNchw{nhwc.inputs[0].f32(), nchw.inputs[0].f32(), {n, c, h, w}}, n * c * h * w);
+    each_element(cuda::ImageToPaddedNchw{nhwc.inputs[0].f32(), nchw.inputs[0].f32(), {n, c, h, w}, true, 0, 0, h, w},
+                 n * c * h * w);
     REQUIRE(run_ref(nchw).is_ok());
     RefCase mine = nhwc;
     REQUIRE(run_ref(nhwc).is_ok());
@@ -220,6 +221,64 @@ TEST_CASE("cuda NHWC Conv2d: layout passes around an NCHW convolution match ref'
     INFO("activation " << activation);
     expect_close(mine.outputs[0], nhwc.outputs[0], "y");
   }
+}
+
+TEST_CASE("cuda convolutions with padding cuDNN cannot express run on a zero-padded copy as ref pads",
+          "[cuda_logic][conv]") {
+  // x 8x7 with pads (top 0, left 1, bottom 1, right 0), stride 2: ref's windows start at 0 and -1;
+  // cuDNN's symmetric padding cannot give them, the padded copy with no padding does.
+  const int64_t n = 2, c = 4, h = 8, w = 7, o = 6, kh = 3, kw = 3, groups = 2;
+  const std::vector<int64_t> pads = {0, 1, 1, 0};
+  const int64_t oh = (h + 0 + 1 - kh) / 2 + 1, ow = (w + 1 + 0 - kw) / 2 + 1;
+  const int64_t ph = h + 1, pw = w + 1;  // the padded copy
+  auto conv_case = [&](const char* op, std::vector<CaseTensor> inputs, Shape out, bool padded) {
+    RefCase r;
+    r.op = op;
+    r.inputs = std::move(inputs);
+    r.outputs.push_back(tensor(DType::kF32, std::move(out)));
+    r.set_int("groups", groups);
+    r.set_ints("strides", {2, 2});
+    r.set_ints("pads", padded ? std::vector<int64_t>{0, 0, 0, 0} : pads);
+    return r;
+  };
+  CaseTensor x = random_f32({n, c, h, w}, 1500), wt = random_f32({o, c / groups, kh, kw}, 1501),
+             dy = random_f32({n, o, oh, ow}, 1502);
+  params::WindowParams p;
+  p.stride_h = p.stride_w = 2;
+  p.pad_top = 0, p.pad_left = 1, p.pad_bottom = 1, p.pad_right = 0;
+  p.groups = groups;
+  cuda::CudnnGeometry g;
+  REQUIRE(cuda::cudnn_geometry({n, c, h, w, o, kh, kw, oh, ow}, p, &g));
+  CHECK(g.padded);
+  CHECK(g.shapes.h == ph);
+  CHECK(g.shapes.w == pw);
+  CHECK(g.params.pad_top + g.params.pad_left + g.params.pad_bottom + g.params.pad_right == 0);
+  CaseTensor x_padded = tensor(DType::kF32, {n, c, ph, pw});
+  each_element(cuda::ImageToPaddedNchw{x.f32(), x_padded.f32(), {n, c, h, w}, false, p.pad_top, p.pad_left, ph, pw},
+               x_padded.count());
+
+  RefCase want = conv_case("Conv2d", {x, wt}, {n, o, oh, ow}, false);
+  RefCase got = conv_case("Conv2d", {x_padded, wt}, {n, o, oh, ow}, true);
+  REQUIRE(run_ref(want).is_ok());
+  REQUIRE(run_ref(got).is_ok());
+  expect_close(got.outputs[0], want.outputs[0], "Conv2d y");
+
+  want = conv_case("Conv2dGradWeight", {x, dy}, {o, c / groups, kh, kw}, false);
+  got = conv_case("Conv2dGradWeight", {x_padded, dy}, {o, c / groups, kh, kw}, true);
+  REQUIRE(run_ref(want).is_ok());
+  REQUIRE(run_ref(got).is_ok());
+  expect_close(got.outputs[0], want.outputs[0], "Conv2dGradWeight dw");
+
+  want = conv_case("Conv2dGradInput", {dy, wt}, {n, c, h, w}, false);
+  want.set_ints("input_shape", {n, c, h, w});
+  RefCase padded = conv_case("Conv2dGradInput", {dy, wt}, {n, c, ph, pw}, true);
+  padded.set_ints("input_shape", {n, c, ph, pw});
+  REQUIRE(run_ref(want).is_ok());
+  REQUIRE(run_ref(padded).is_ok());
+  CaseTensor dx = tensor(DType::kF32, {n, c, h, w});
+  each_element(cuda::CropPadded{padded.outputs[0].f32(), dx.f32(), {n, c, h, w}, p.pad_top, p.pad_left, ph, pw},
+               dx.count());
+  expect_close(dx, want.outputs[0], "Conv2dGradInput dx");
 }
 
 TEST_CASE("cuda convolutions go to cuDNN only where its symmetric padding gives ref's windows", "[cuda_logic][conv]") {
