@@ -50,6 +50,43 @@ struct GatherElement {
   }
 };
 
+// GatherGrad, deterministically: the (row, position) pairs of the indices sorted by row, stably,
+// then each run of one row summed in position order, which is ref's order, so dx is ref's bit for
+// bit. Rows are normalized (negative counts from the end); an index out of range becomes the
+// row `extent`, sorted last and skipped (ref refuses it; run does not wait for device indices).
+template <typename Index>
+struct GatherGradKeys {
+  const Index* indices;
+  int64_t extent;
+  uint32_t* rows;
+  int32_t* positions;
+  POCK_HD void operator()(int64_t i) const {
+    int64_t row = static_cast<int64_t>(indices[i]);
+    if (row < 0) row += extent;
+    rows[i] = static_cast<uint32_t>(row >= 0 && row < extent ? row : extent);
+    positions[i] = static_cast<int32_t>(i);
+  }
+};
+
+// Element (o, s, k) of outer x count x inner: the thread of a run's first pair sums the run.
+struct GatherGradRuns {
+  const uint32_t* rows;  // sorted
+  const int32_t* positions;
+  const float* dy;
+  float* dx;
+  GatherLayout layout;
+  POCK_HD void operator()(int64_t t) const {
+    const int64_t k = t % layout.inner, s = (t / layout.inner) % layout.count, o = t / (layout.inner * layout.count);
+    const uint32_t row = rows[s];
+    if (row >= layout.extent || (s > 0 && rows[s - 1] == row)) return;
+    float acc = 0.0f;
+    for (int64_t e = s; e < layout.count && rows[e] == row; ++e) {
+      acc += dy[(o * layout.count + positions[e]) * layout.inner + k];
+    }
+    dx[(o * layout.extent + row) * layout.inner + k] = acc;
+  }
+};
+
 // Rope on pair p of x [rows * seq, dim] (dim/2 pairs a row): pairs (i, i + dim/2) in the
 // rotate-half form, (2i, 2i + 1) interleaved; angle = position * theta^(-2i/dim). The angle is
 // formed and reduced modulo 2 pi in double, so that a far position loses no accuracy in f32

@@ -4,7 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
+#include <tuple>
+#include <utility>
 
 #include "ir/splitmix64.hpp"
 #include "kernels/cuda/sequence_logic.hpp"
@@ -80,28 +83,32 @@ TEST_CASE("cuda Gather logic marks an index out of range, which ref refuses", "[
 
 TEST_CASE("cuda GatherGrad and DropoutGrad logic match ref", "[cuda_logic][layer_grad_sequence]") {
   // Repeated and negative indices: the same rows receive several additions.
-  const Shape data_shape{3, 6, 4};
+  const Shape data_shape{6, 7, 4};
   for (int axis : {1, 0}) {
     RefCase expected;
     expected.op = "GatherGrad";
-    const std::vector<int64_t> idx = {1, -1, 1, 0, 2};
+    const std::vector<int64_t> idx = {1, -1, 1, 0, 5, 1};  // row 5 of 6 twice (as -1), row 1 three times
     Shape dy_shape = data_shape;
-    dy_shape[axis] = 5;
-    expected.inputs = {random_f32(dy_shape, 600 + axis), values(DType::kI64, {5}, idx)};
+    dy_shape[axis] = 6;
+    expected.inputs = {random_f32(dy_shape, 600 + axis), values(DType::kI64, {6}, idx)};
     expected.outputs.push_back(random_f32(data_shape, 610));  // garbage the kernel must clear
     expected.set_int("axis", axis);
     RefCase actual = expected;
     REQUIRE(run_ref(expected).is_ok());
-    const cuda::GatherLayout l = cuda::gather_layout(data_shape.data(), 3, axis, 5);
+    const cuda::GatherLayout l = cuda::gather_layout(data_shape.data(), 3, axis, 6);
+    // The device's steps: keys, CUB's stable radix sort (std::stable_sort here), the runs.
+    std::vector<uint32_t> rows(6);
+    std::vector<int32_t> positions(6);
+    each_element(cuda::GatherGradKeys<int64_t>{actual.inputs[1].data<int64_t>(), l.extent, rows.data(), positions.data()}, 6);
+    std::vector<std::pair<uint32_t, int32_t>> pairs;
+    for (size_t i = 0; i < rows.size(); ++i) pairs.emplace_back(rows[i], positions[i]);
+    std::stable_sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t i = 0; i < pairs.size(); ++i) std::tie(rows[i], positions[i]) = pairs[i];
     float* dx = actual.outputs[0].f32();
     std::fill(dx, dx + actual.outputs[0].count(), 0.0f);  // the kernel's memset
-    for (int64_t i = 0; i < actual.inputs[0].count(); ++i) {
-      const int64_t to = cuda::gather_source(l, actual.inputs[1].data<int64_t>(), i);
-      REQUIRE(to >= 0);
-      dx[to] += actual.inputs[0].f32()[i];
-    }
+    each_element(cuda::GatherGradRuns{rows.data(), positions.data(), actual.inputs[0].f32(), dx, l}, l.outer * 6 * l.inner);
     INFO("axis " << axis);
-    expect_close(actual.outputs[0], expected.outputs[0], "dx", 1e-6f, 1e-7f);
+    CHECK(actual.outputs[0].bytes == expected.outputs[0].bytes);  // ref's order of additions: bit for bit
   }
 
   RefCase expected;
