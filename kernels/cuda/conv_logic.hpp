@@ -131,6 +131,32 @@ struct MaxPoolElement {
   POCK_HD void operator()(int64_t o) const { y[o] = x[max_pool_pick(g, x, o)]; }
 };
 
+// MaxPool2dGrad for input element i: dy of every window that covers it and picked it, added in
+// increasing window order, as ref scatters them, so dx is ref's bit for bit without atomics.
+// The windows covering row iy are those with oy * stride - pad in (iy - kernel, iy].
+struct MaxPoolGradElement {
+  const float* dy;
+  const float* x;
+  float* dx;
+  Window g;
+  POCK_HD static int64_t first_window(int64_t i, int64_t pad, int64_t kernel, int64_t stride) {
+    const int64_t reach = i + pad - kernel + 1;  // the first start that still covers i
+    return reach <= 0 ? 0 : (reach + stride - 1) / stride;
+  }
+  POCK_HD void operator()(int64_t i) const {
+    const int64_t ix = i % g.in_w, iy = (i / g.in_w) % g.in_h, plane = i / (g.in_w * g.in_h);
+    const int64_t last_oy = (iy + g.pad_top) / g.stride_h, last_ox = (ix + g.pad_left) / g.stride_w;
+    float acc = 0.0f;
+    for (int64_t oy = first_window(iy, g.pad_top, g.kernel_h, g.stride_h); oy <= last_oy && oy < g.out_h; ++oy) {
+      for (int64_t ox = first_window(ix, g.pad_left, g.kernel_w, g.stride_w); ox <= last_ox && ox < g.out_w; ++ox) {
+        const int64_t o = (plane * g.out_h + oy) * g.out_w + ox;
+        if (max_pool_pick(g, x, o) == i) acc += dy[o];
+      }
+    }
+    dx[i] = acc;
+  }
+};
+
 // AvgPool2d's divisor for the window at (top, left): the real elements, or with
 // count_include_pad the window clipped to the padded input (not to what ceil_mode adds past it).
 POCK_HD int64_t avg_pool_divisor(const Window& g, bool count_include_pad, int64_t top, int64_t left) {

@@ -2,10 +2,9 @@
 // padding cuDNN cannot express through zero-padded copies of x and dx in the workspace); a weight
 // gradient for only the first output channels (dw's leading extent below dy's channels) is
 // computed in full into the workspace and its leading part copied out. Conv2dGradBias a team
-// per channel; AvgPool2dGrad a thread per input element (gathering, deterministic);
-// MaxPool2dGrad a thread per window adding dy at the forward's pick (atomics: overlapping
-// windows may pick the same element, in no fixed order). Logic in conv_logic.hpp, checked on
-// the host by tests/cuda_logic/test_conv_logic.cpp.
+// per channel; AvgPool2dGrad and MaxPool2dGrad a thread per input element gathering from the
+// windows that cover it (deterministic; MaxPool2dGrad bit for bit ref's scatter). Logic in
+// conv_logic.hpp, checked on the host by tests/cuda_logic/test_conv_logic.cpp.
 #include "kernels/cuda/conv_logic.hpp"
 #include "kernels/cuda/conv_op.hpp"
 #include "kernels/cuda/cuda_families.hpp"
@@ -98,20 +97,11 @@ Status conv2d_grad_bias(const KernelCall& c) {
   return launched(c, launch_rows(c.out(0).dims[0], batch * area, current_stream(), channel));
 }
 
-// MaxPool2dGrad(dy, x) -> dx: thread per window.
-struct MaxPoolGradElement {
-  const float* dy;
-  const float* x;
-  float* dx;
-  Window g;
-  __device__ void operator()(int64_t o) const { atomicAdd(dx + max_pool_pick(g, x, o), dy[o]); }
-};
-
+// MaxPool2dGrad(dy, x) -> dx: a thread per input element.
 Status max_pool2d_grad(const KernelCall& c, const params::WindowParams& p) {
   const Window g = ref::window_of(p, c.in(1), c.in(0), p.kernel_h, p.kernel_w);
-  POCK_RETURN_IF_ERROR(launched(c, cudaMemsetAsync(c.out(0).data, 0, c.out(0).nbytes, current_stream())));
   const MaxPoolGradElement element{c.in_data<float>(0), c.in_data<float>(1), c.out_data<float>(0), g};
-  return launched(c, launch_map(numel(c.in(0)), current_stream(), element));
+  return launched(c, launch_map(numel(c.out(0)), current_stream(), element));
 }
 
 // AvgPool2dGrad(dy) -> dx.
