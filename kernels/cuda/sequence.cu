@@ -1,7 +1,7 @@
 // The CUDA sequence family: Gather (any dtype, i32/i64 indices), Rope, CausalMask, Dropout and
 // DropoutTrain (ref's counter-based mask, bit for bit), element-wise, and CachedAttention (the
 // cache rows written, then a block per query with an online softmax per warp; head dims up to
-// 256). Logic in sequence_logic.hpp, checked against ref on the host by
+// 512). Logic in sequence_logic.hpp, checked against ref on the host by
 // tests/cuda_logic/test_sequence_logic.cpp.
 #include <cmath>
 
@@ -79,16 +79,18 @@ Status dropout_train(const KernelCall& c, const params::SequenceParams& p) {
 
 // CachedAttention: a block per query row, its warps taking every kAttentionWarps-th visible key
 // (online softmax each), merged through shared memory by warp 0, which writes the row.
+// kPerLane value columns per lane: head dims up to 32 kPerLane (registers grow with it, so the
+// launch picks the smallest that holds the head).
 constexpr int kAttentionWarps = 4;
-constexpr int kAttentionPerLane = 8;  // value columns per lane: head dims up to 256
-constexpr int64_t kAttentionMaxDim = kAttentionPerLane * kWarp;
+constexpr int64_t kAttentionMaxDim = 16 * kWarp;
 
+template <int kAttentionPerLane>
 __global__ void attention_kernel(const float* q, const float* key_cache, const float* value_cache,
                                  const int64_t* position, float* out, AttentionShape shape, float scale) {
   const int64_t p = *position;
   if (!shape.position_fits(p)) return;  // the whole block leaves together
   __shared__ float tops[kAttentionWarps], totals[kAttentionWarps];
-  __shared__ float accs[kAttentionWarps][kAttentionMaxDim];
+  __shared__ float accs[kAttentionWarps][kAttentionPerLane * kWarp];
   const int warp = threadIdx.x / kWarp;
   const WarpTeam team{static_cast<int>(threadIdx.x % kWarp)};
   const int64_t rows = shape.batch * shape.heads * shape.seq;
@@ -136,9 +138,20 @@ Status cached_attention(const KernelCall& c, const params::SequenceParams& p) {
   const int64_t rows = shape.batch * shape.heads * shape.seq;
   if (rows == 0) return Status::ok();
   const unsigned blocks = static_cast<unsigned>(rows < 65535 ? rows : 65535);
-  attention_kernel<<<blocks, kAttentionWarps * kWarp, 0, current_stream()>>>(
-      c.in_data<float>(0), c.in_data<float>(3), c.in_data<float>(4), position, c.out_data<float>(0), shape,
-      static_cast<float>(p.scale));
+  const float scale = static_cast<float>(p.scale);
+  const float* q = c.in_data<float>(0);
+  const float* keys = c.in_data<float>(3);
+  const float* values = c.in_data<float>(4);
+  float* out = c.out_data<float>(0);
+  cudaStream_t stream = current_stream();
+  const int threads = kAttentionWarps * kWarp;
+  if (shape.dim <= 4 * kWarp) {
+    attention_kernel<4><<<blocks, threads, 0, stream>>>(q, keys, values, position, out, shape, scale);
+  } else if (shape.dim <= 8 * kWarp) {
+    attention_kernel<8><<<blocks, threads, 0, stream>>>(q, keys, values, position, out, shape, scale);
+  } else {
+    attention_kernel<16><<<blocks, threads, 0, stream>>>(q, keys, values, position, out, shape, scale);
+  }
   return launched(c, cudaGetLastError());
 }
 
