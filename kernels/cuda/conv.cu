@@ -1,7 +1,7 @@
 // The CUDA conv family: Conv2d through cuDNN (conv_plan.hpp; grouped and depthwise included; NHWC
 // and padding cuDNN cannot express through a zero-padded NCHW copy of x in the workspace), then
-// bias and the fused activation in one element-wise pass; MaxPool2d and AvgPool2d a thread per output, GlobalAvgPool a warp or block
-// per plane. The element logic is conv_logic.hpp's, checked against ref on the host by
+// bias and the fused activation in one element-wise pass; MaxPool2d and AvgPool2d a thread per
+// output, GlobalAvgPool a warp or block per plane. The element logic is conv_logic.hpp's, checked against ref on the host by
 // tests/cuda_logic/test_conv_logic.cpp.
 #include "kernels/cuda/conv_logic.hpp"
 #include "kernels/cuda/conv_op.hpp"
