@@ -1,8 +1,9 @@
 // The CUDA norm backward ops: LayerNormGrad and RMSNormGrad (dx a team per row; dgamma, dbeta as
 // deterministic column sums through the workspace reserved at prepare), SoftmaxGrad and
-// LogSoftmaxGrad (a team per row, or a thread per strided row), BatchNormTrainGrad and
-// BatchNormParamGrad (a block per channel). The math is layer_grad_norm_logic.hpp's, checked
-// against ref on the host by tests/cuda_logic/test_layer_grad_norm_logic.cpp.
+// LogSoftmaxGrad (a team per row, or a thread per strided row: launch_axis_rows),
+// BatchNormTrainGrad and BatchNormParamGrad (a block per channel). The math is
+// layer_grad_norm_logic.hpp's, checked against ref on the host by
+// tests/cuda_logic/test_layer_grad_norm_logic.cpp.
 #include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/cuda_families.hpp"
 #include "kernels/cuda/launch_status.hpp"
@@ -59,9 +60,7 @@ Status softmax_grad(const KernelCall& c, const params::AxisNormParams& p) {
   const params::AxisSplit s = p.around(c.in(1));
   const SoftmaxGradRow<kLog> row{c.in_data<float>(0), c.in_data<float>(1), c.out_data<float>(0),
                                  AxisRows{s.extent, s.inner}};
-  const int64_t rows = s.outer * s.inner;
-  if (s.inner == 1) return launched(c, launch_rows(rows, s.extent, current_stream(), row));
-  return launched(c, launch_solo_rows(rows, current_stream(), row));
+  return launched(c, launch_axis_rows(s.outer * s.inner, s.extent, s.inner, current_stream(), row));
 }
 
 // BatchNormTrainGrad(dy, x, mean, invstd, gamma?) -> dx, dgamma, dbeta, and

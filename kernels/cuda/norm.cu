@@ -1,7 +1,8 @@
 // The CUDA norm family: LayerNorm and RMSNorm (a warp or a block per row, statistics saved when the
-// node has those outputs), Softmax and LogSoftmax (a team per row along the last axis, a thread per
-// strided row otherwise), BatchNorm (element-wise) and BatchNormTrain (a block per channel). The
-// math is norm_logic.hpp's, checked against ref on the host by tests/cuda_logic/test_norm_logic.cpp.
+// node has those outputs), Softmax and LogSoftmax (a team per row along the last axis; along
+// another, a thread per strided row when rows are many: launch_axis_rows), BatchNorm
+// (element-wise) and BatchNormTrain (a block per channel). The math is norm_logic.hpp's, checked
+// against ref on the host by tests/cuda_logic/test_norm_logic.cpp.
 #include "kernels/cuda/cuda_families.hpp"
 #include "kernels/cuda/launch_status.hpp"
 #include "kernels/cuda/norm_logic.hpp"
@@ -41,9 +42,7 @@ template <bool kLog>
 Status softmax(const KernelCall& c, const params::AxisNormParams& p) {
   const params::AxisSplit s = p.around(c.in(0));
   const SoftmaxRow<kLog> row{c.in_data<float>(0), c.out_data<float>(0), AxisRows{s.extent, s.inner}};
-  const int64_t rows = s.outer * s.inner;
-  if (s.inner == 1) return launched(c, launch_rows(rows, s.extent, current_stream(), row));
-  return launched(c, launch_solo_rows(rows, current_stream(), row));
+  return launched(c, launch_axis_rows(s.outer * s.inner, s.extent, s.inner, current_stream(), row));
 }
 
 Status batch_norm(const KernelCall& c, const params::BatchNormParams& p) {

@@ -106,4 +106,15 @@ cudaError_t launch_solo_rows(int64_t rows, cudaStream_t stream, F f) {
   return launch_map(rows, stream, SoloRow<F>{f});
 }
 
+// Rows of `extent` values `inner` apart (a softmax along a non-last axis): a thread per row keeps
+// neighbouring threads on neighbouring addresses when there are rows enough to fill the device;
+// few long rows get a team each instead (strided reads, but no thread walks a whole long row).
+constexpr int64_t kSoloRowsEnough = 16384;
+
+template <typename F>
+cudaError_t launch_axis_rows(int64_t rows, int64_t extent, int64_t inner, cudaStream_t stream, F f) {
+  if (inner == 1 || (rows < kSoloRowsEnough && extent > kWarp)) return launch_rows(rows, extent, stream, f);
+  return launch_solo_rows(rows, stream, f);
+}
+
 }  // namespace pock::cuda
