@@ -1,0 +1,320 @@
+// The CUDA block_quant logic (kernels/cuda/block_quant_logic.hpp) on the host against the
+// reference kernels: the half and block decoders value for value, GatherQ, and LinearQ /
+// LinearQInputGrad with every thread of every tile run phase by phase as a block runs them.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <memory>
+#include <random>
+
+#include "ir/float16.hpp"
+#include "kernels/cuda/block_quant_head_logic.hpp"
+#include "kernels/cuda/block_quant_int8_logic.hpp"
+#include "kernels/cuda/block_quant_logic.hpp"
+#include "kernels/int8_rows.h"
+#include "kernels/params/block_quant.hpp"
+#include "ref_case.hpp"
+
+using namespace pock;
+using namespace pock::test;
+
+namespace {
+
+// Rows of random blocks with sane scales (random bytes would make NaN and infinite halves).
+CaseTensor random_blocks(BlockFormat format, int64_t rows, int64_t cols, uint32_t seed) {
+  const int64_t row_bytes = block_row_bytes(format, cols);
+  CaseTensor t = tensor(DType::kU8, {rows, row_bytes});
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
+  std::uniform_int_distribution<int> byte(0, 255);
+  const int64_t block_bytes = block_layout(format).bytes;
+  for (int64_t b = 0; b < rows * cols / block_layout(format).values; ++b) {
+    uint8_t* block = t.data<uint8_t>() + b * block_bytes;
+    for (int64_t i = 0; i < block_bytes; ++i) block[i] = static_cast<uint8_t>(byte(gen));
+    const uint16_t d = float_to_half(scale(gen)), m = float_to_half(scale(gen));
+    // d first (q6_k: last), then q4_1's m or q4_k's dmin
+    std::memcpy(block + (format == BlockFormat::kQ6_K ? 208 : 0), &d, 2);
+    if (format == BlockFormat::kQ4_1 || format == BlockFormat::kQ4_K) std::memcpy(block + 2, &m, 2);
+  }
+  return t;
+}
+
+void set_format(RefCase& c, BlockFormat format, int64_t in_features) {
+  c.set_text("format", block_format_name(format));
+  c.set_int("in_features", in_features);
+}
+
+// LinearQ(x [rows, k], w [n, k] random blocks, bias?) under `compute`.
+RefCase linear_q_case(BlockFormat format, int64_t rows, int64_t n, int64_t k, bool bias, uint32_t seed,
+                      const char* compute) {
+  RefCase c;
+  c.op = "LinearQ";
+  c.inputs = {random_f32({rows, k}, seed), random_blocks(format, n, k, seed + 1),
+              bias ? random_f32({n}, seed + 2) : absent()};
+  c.outputs.push_back(tensor(DType::kF32, {rows, n}));
+  set_format(c, format, k);
+  c.set_text("compute", compute);
+  return c;
+}
+
+// Every tile of C, each block's threads run one after another per phase, as the kernel runs them
+// between barriers.
+template <typename Tile = cuda::QuantTile, typename G>
+void gemm_on_host(const G& g) {
+  auto tile = std::make_unique<Tile>();
+  std::vector<float> acc(static_cast<size_t>(cuda::kTileThreads) * 16);
+  auto acc_of = [&](int t) { return reinterpret_cast<float(*)[4]>(acc.data() + 16 * t); };
+  for (int64_t m0 = 0; m0 < g.m; m0 += cuda::kTileM) {
+    for (int64_t n0 = 0; n0 < g.n; n0 += cuda::kTileN) {
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      for (int64_t k0 = 0; k0 < g.k; k0 += cuda::kTileK) {
+        for (int t = 0; t < cuda::kTileThreads; ++t) g.load(*tile, m0, n0, k0, t);
+        for (int t = 0; t < cuda::kTileThreads; ++t) g.accumulate(*tile, t, acc_of(t));
+      }
+      for (int t = 0; t < cuda::kTileThreads; ++t) g.store(m0, n0, t, acc_of(t));
+    }
+  }
+}
+
+// f32 sums of k products against ref's double ones: the error scales with the terms, which can
+// cancel in a small result, so the absolute tolerance follows the output's largest magnitude.
+void expect_product_close(CaseTensor& actual, CaseTensor& expected, const std::string& what) {
+  float largest = 0.0f;
+  for (int64_t i = 0; i < expected.count(); ++i) largest = std::max(largest, std::fabs(expected.f32()[i]));
+  expect_close(actual, expected, what, 1e-4f, 1e-4f * largest);
+}
+
+const BlockFormat kFormats[] = {BlockFormat::kQ8_0, BlockFormat::kQ4_0, BlockFormat::kQ4_1, BlockFormat::kQ4_K,
+                                BlockFormat::kQ6_K};
+
+}  // namespace
+
+TEST_CASE("cuda half and block decoders match ir's, value for value", "[cuda_logic][block_quant]") {
+  int64_t mismatches = 0;
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float want = half_to_float(static_cast<uint16_t>(h)), got = cuda::half_bits_to_float(static_cast<uint16_t>(h));
+    const bool same = std::isnan(want) ? std::isnan(got) : std::memcmp(&want, &got, sizeof want) == 0;
+    if (!same && mismatches++ < 5) FAIL_CHECK("half " << h << ": " << got << ", ir " << want);
+  }
+  CHECK(mismatches == 0);
+  for (BlockFormat format : kFormats) {
+    const int64_t cols = 512, blocks = 3 * cols / block_layout(format).values;
+    CaseTensor w = random_blocks(format, 3, cols, 40);
+    std::vector<float> decoded(3 * cols);
+    decode_blocks(format, w.data<uint8_t>(), blocks, decoded.data());
+    const cuda::QuantRows rows{w.data<uint8_t>(), 3, block_row_bytes(format, cols), format};
+    CHECK(cuda::block_bytes_of(format) == block_layout(format).bytes);
+    CHECK(cuda::block_values_of(format) == block_layout(format).values);
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < 3 * cols; ++i) {
+      if (rows.at(i / cols, i % cols) != decoded[static_cast<size_t>(i)] && wrong++ < 5) {
+        FAIL_CHECK(block_format_name(format) << " value " << i << ": " << rows.at(i / cols, i % cols) << ", ir "
+                                             << decoded[static_cast<size_t>(i)]);
+      }
+    }
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("cuda GatherQ logic matches ref", "[cuda_logic][block_quant]") {
+  for (BlockFormat format : kFormats) {
+    RefCase expected;
+    expected.op = "GatherQ";
+    const int64_t vocab = 11, k = 256;
+    expected.inputs.push_back(random_blocks(format, vocab, k, 50));
+    CaseTensor idx = tensor(DType::kI32, {2, 3});
+    const int32_t values[] = {0, 10, -1, 4, 4, -11};
+    std::memcpy(idx.bytes.data(), values, sizeof values);
+    expected.inputs.push_back(idx);
+    expected.outputs.push_back(tensor(DType::kF32, {2, 3, k}));
+    set_format(expected, format, k);
+    RefCase actual = expected;
+    REQUIRE(run_ref(expected).is_ok());
+    const auto p = parsed<params::BlockQuantParams>(actual);
+    each_element(cuda::GatherQElement<int32_t>{{actual.inputs[0].data<uint8_t>(), vocab, p.row_bytes, p.format},
+                                               k,
+                                               actual.inputs[1].data<int32_t>(),
+                                               actual.outputs[0].f32()},
+                 6 * k);
+    INFO(block_format_name(format));
+    CHECK(actual.outputs[0].bytes == expected.outputs[0].bytes);
+  }
+}
+
+TEST_CASE("cuda LinearQ and LinearQInputGrad tiles match ref across tile edges", "[cuda_logic][block_quant]") {
+  uint32_t seed = 60;
+  for (BlockFormat format : kFormats) {
+    const bool k_quant = block_layout(format).values == 256;
+    for (const int64_t k : k_quant ? std::vector<int64_t>{256} : std::vector<int64_t>{64, 96}) {
+      const int64_t n = 70, rows = 67;  // past one 64 x 64 tile both ways
+      for (bool bias : {true, false}) {
+        RefCase expected = linear_q_case(format, rows, n, k, bias, seed += 3, "f32");
+        RefCase actual = expected;
+        REQUIRE(run_ref(expected).is_ok());
+        const auto p = parsed<params::BlockQuantParams>(actual);
+        const cuda::QuantRows w{actual.inputs[1].data<uint8_t>(), n, p.row_bytes, p.format};
+        gemm_on_host(cuda::QuantGemm<cuda::WeightRowsAsColumns>{
+            actual.inputs[0].f32(), {w}, optional_data(actual.inputs[2]), actual.outputs[0].f32(), rows, n, k});
+        INFO("LinearQ " << block_format_name(format) << " k " << k << " bias " << bias);
+        expect_product_close(actual.outputs[0], expected.outputs[0], "y");
+      }
+
+      RefCase expected;
+      expected.op = "LinearQInputGrad";
+      expected.inputs = {random_f32({rows, n}, ++seed), random_blocks(format, n, k, ++seed)};
+      expected.outputs.push_back(tensor(DType::kF32, {rows, k}));
+      set_format(expected, format, k);
+      RefCase actual = expected;
+      REQUIRE(run_ref(expected).is_ok());
+      const auto p = parsed<params::BlockQuantParams>(actual);
+      const cuda::QuantRows w{actual.inputs[1].data<uint8_t>(), n, p.row_bytes, p.format};
+      gemm_on_host(cuda::QuantGemm<cuda::WeightRows>{actual.inputs[0].f32(), {w, k}, nullptr, actual.outputs[0].f32(),
+                                                     rows, k, n});
+      INFO("LinearQInputGrad " << block_format_name(format) << " k " << k);
+      expect_product_close(actual.outputs[0], expected.outputs[0], "dx");
+    }
+  }
+}
+
+TEST_CASE("cuda int8 block quantization reproduces int8_rows.h bit for bit", "[cuda_logic][block_quant]") {
+  CaseTensor source = random_f32({6 * 32}, 70, -3.0f, 3.0f);
+  std::vector<float> blocks(source.f32(), source.f32() + source.count());
+  std::fill(blocks.begin() + 32, blocks.begin() + 64, 0.0f);  // zeros: scale 0
+  blocks[64 + 5] = NAN;                                        // not finite: q 0, scale NaN
+  blocks[96 + 7] = INFINITY;
+  for (int i = 128; i < 160; ++i) blocks[static_cast<size_t>(i)] = 0.5f * static_cast<float>(i - 144);  // exact halves
+  for (int b = 0; b < 6; ++b) {
+    int8_t want[32], got[32];
+    const float want_scale = pock_quantize_row_i8(blocks.data() + 32 * b, 32, want);
+    float got_scale = 0.0f;
+    int32_t sum = 0;
+    cuda::quantize_block(cuda::SoloTeam{}, cuda::ArrayValues{blocks.data() + 32 * b}, got, &got_scale, &sum);
+    INFO("block " << b);
+    CHECK(std::memcmp(want, got, 32) == 0);
+    CHECK((std::isnan(want_scale) ? std::isnan(got_scale) : want_scale == got_scale));
+    int32_t want_sum = 0;
+    for (int8_t q : want) want_sum += q;
+    CHECK(sum == want_sum);
+  }
+}
+
+TEST_CASE("cuda LinearQ compute int8 tiles match ref across tile edges", "[cuda_logic][block_quant]") {
+  uint32_t seed = 80;
+  for (BlockFormat format : {BlockFormat::kQ8_0, BlockFormat::kQ4_0, BlockFormat::kQ4_1}) {
+    for (const int64_t k : {int64_t{64}, int64_t{96}}) {
+      const int64_t n = 70, rows = 67;
+      for (bool bias : {true, false}) {
+        RefCase expected = linear_q_case(format, rows, n, k, bias, seed += 3, "int8");
+        RefCase actual = expected;
+        REQUIRE(run_ref(expected).is_ok());
+        const auto p = parsed<params::BlockQuantParams>(actual);
+        REQUIRE(p.int8);
+        std::vector<int8_t> q(static_cast<size_t>(rows * k));
+        std::vector<float> scales(static_cast<size_t>(rows * k / 32));
+        std::vector<int32_t> sums(scales.size());
+        each_row(cuda::QuantizeBlocks{actual.inputs[0].f32(), q.data(), scales.data(), sums.data()}, rows * k / 32);
+        const cuda::QuantRows w{actual.inputs[1].data<uint8_t>(), n, p.row_bytes, p.format};
+        gemm_on_host<cuda::Int8Tile>(cuda::Int8Gemm<cuda::WeightInt8Blocks>{
+            q.data(), scales.data(), sums.data(), {w, n}, optional_data(actual.inputs[2]), actual.outputs[0].f32(), rows,
+            n, k});
+        INFO("LinearQ int8 " << block_format_name(format) << " k " << k << " bias " << bias);
+        expect_product_close(actual.outputs[0], expected.outputs[0], "y");
+      }
+    }
+  }
+}
+
+TEST_CASE("cuda LinearQInputGrad compute int8 matches ref across tile edges", "[cuda_logic][block_quant]") {
+  uint32_t seed = 90;
+  for (BlockFormat format : {BlockFormat::kQ8_0, BlockFormat::kQ4_0, BlockFormat::kQ4_1}) {
+    for (const int64_t k : {int64_t{64}, int64_t{96}}) {
+      const int64_t n = 96, rows = 67;  // N whole 32-row chunks; K and rows past one tile
+      RefCase expected;
+      expected.op = "LinearQInputGrad";
+      expected.inputs = {random_f32({rows, n}, ++seed), random_blocks(format, n, k, ++seed)};
+      expected.outputs.push_back(tensor(DType::kF32, {rows, k}));
+      set_format(expected, format, k);
+      expected.set_text("compute", "int8");
+      RefCase actual = expected;
+      REQUIRE(run_ref(expected).is_ok());
+      const auto p = parsed<params::BlockQuantParams>(actual);
+      std::vector<int8_t> q(static_cast<size_t>(rows * n)), columns(static_cast<size_t>(n * k));
+      std::vector<float> scales(static_cast<size_t>(rows * n / 32)), column_scales(static_cast<size_t>(n / 32 * k));
+      std::vector<int32_t> sums(scales.size());
+      each_row(cuda::QuantizeBlocks{actual.inputs[0].f32(), q.data(), scales.data(), sums.data()}, rows * n / 32);
+      const cuda::QuantRows w{actual.inputs[1].data<uint8_t>(), n, p.row_bytes, p.format};
+      each_row(cuda::QuantizeColumns{w, k, columns.data(), column_scales.data()}, n / 32 * k);
+      gemm_on_host<cuda::Int8Tile>(cuda::Int8Gemm<cuda::QuantizedColumns>{
+          q.data(), scales.data(), nullptr, {columns.data(), column_scales.data(), k}, nullptr, actual.outputs[0].f32(),
+          rows, k, n});
+      INFO("LinearQInputGrad int8 " << block_format_name(format) << " k " << k);
+      expect_product_close(actual.outputs[0], expected.outputs[0], "dx");
+    }
+  }
+}
+
+TEST_CASE("cuda LinearQCrossEntropy logic (logits, per-row loss and gradient, dx) matches ref",
+          "[cuda_logic][block_quant]") {
+  uint32_t seed = 100;
+  const int64_t rows = 70, n = 96, k = 64;  // rows past one tile; N whole 32-value blocks for int8
+  for (const char* compute : {"f32", "int8"}) {
+    for (BlockFormat format : {BlockFormat::kQ8_0, BlockFormat::kQ4_0, BlockFormat::kQ4_1}) {
+      for (const double smoothing : {0.0, 0.1}) {
+        RefCase expected;
+        expected.op = "LinearQCrossEntropy";
+        CaseTensor labels = tensor(DType::kI64, {rows});
+        for (int64_t r = 0; r < rows; ++r) labels.data<int64_t>()[r] = r % 7 == 3 ? -100 : (r * 37) % n;
+        expected.inputs = {random_f32({rows, k}, ++seed, -2.0f, 2.0f), random_blocks(format, n, k, ++seed), labels};
+        expected.outputs = {tensor(DType::kF32, {}), tensor(DType::kF32, {rows, k})};
+        set_format(expected, format, k);
+        expected.set_text("compute", compute);
+        expected.set_float("label_smoothing", smoothing);
+        RefCase actual = expected;
+        REQUIRE(run_ref(expected).is_ok());
+        const auto p = parsed<params::BlockQuantParams>(actual);
+        const cuda::QuantRows w{actual.inputs[1].data<uint8_t>(), n, p.row_bytes, p.format};
+        const float* x = actual.inputs[0].f32();
+        const int64_t* label = actual.inputs[2].data<int64_t>();
+        cuda::HeadCounts counts{};
+        std::vector<float> logits(static_cast<size_t>(rows * n)), row_loss(static_cast<size_t>(rows));
+        each_row(cuda::CountLabels{label, rows, n, p.ignore_index, &counts}, 1);
+        // What the device does per chunk, with the whole batch as one chunk.
+        std::vector<int8_t> q(static_cast<size_t>(rows * std::max(n, k))), columns(static_cast<size_t>(n * k));
+        std::vector<float> scales(q.size() / 32), column_scales(static_cast<size_t>(n / 32 * k));
+        std::vector<int32_t> sums(scales.size());
+        if (p.int8) {
+          each_row(cuda::QuantizeBlocks{x, q.data(), scales.data(), sums.data()}, rows * k / 32);
+          gemm_on_host<cuda::Int8Tile>(cuda::Int8Gemm<cuda::WeightInt8Blocks>{
+              q.data(), scales.data(), sums.data(), {w, n}, nullptr, logits.data(), rows, n, k});
+        } else {
+          gemm_on_host(cuda::QuantGemm<cuda::WeightRowsAsColumns>{x, {w}, nullptr, logits.data(), rows, n, k});
+        }
+        each_row(cuda::CrossEntropyRow{logits.data(), label, row_loss.data(), &counts, n, p.ignore_index,
+                                       static_cast<float>(p.label_smoothing)},
+                 rows);
+        float* dx = actual.outputs[1].f32();
+        if (p.int8) {
+          each_row(cuda::QuantizeBlocks{logits.data(), q.data(), scales.data(), sums.data()}, rows * n / 32);
+          each_row(cuda::QuantizeColumns{w, k, columns.data(), column_scales.data()}, n / 32 * k);
+          gemm_on_host<cuda::Int8Tile>(cuda::Int8Gemm<cuda::QuantizedColumns>{
+              q.data(), scales.data(), nullptr, {columns.data(), column_scales.data(), k}, nullptr, dx, rows, k, n});
+        } else {
+          gemm_on_host(cuda::QuantGemm<cuda::WeightRows>{logits.data(), {w, k}, nullptr, dx, rows, k, n});
+        }
+        each_row(cuda::HeadLoss{row_loss.data(), &counts, rows, actual.outputs[0].f32()}, 1);
+        INFO(compute << " " << block_format_name(format) << " smoothing " << smoothing);
+        CHECK(counts.counted == 60.0f);
+        expect_close(actual.outputs[0], expected.outputs[0], "loss", 1e-4f, 1e-5f);
+        expect_product_close(actual.outputs[1], expected.outputs[1], "dx");
+      }
+    }
+  }
+  // A label outside the classes (ref refuses it) makes the loss NaN.
+  const int64_t bad[] = {1, 5};
+  cuda::HeadCounts counts{};
+  each_row(cuda::CountLabels{bad, 2, 4, -100, &counts}, 1);
+  const float losses[] = {0.5f, 0.5f};
+  float loss = 0.0f;
+  each_row(cuda::HeadLoss{losses, &counts, 2, &loss}, 1);
+  CHECK(std::isnan(loss));
+}
