@@ -14,7 +14,7 @@
 #include "kernels/cuda/block_quant_launch.cuh"
 #include "kernels/cuda/cuda_families.hpp"
 #include "kernels/cuda/launch.cuh"
-#include "kernels/cuda/launch_status.hpp"
+#include "kernels/cuda/kernel_launch.cuh"
 #include "kernels/cuda/row_team.cuh"
 #include "kernels/params/block_quant.hpp"
 

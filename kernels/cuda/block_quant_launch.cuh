@@ -7,7 +7,7 @@
 
 #include "kernels/cuda/block_quant_int8_logic.hpp"
 #include "kernels/cuda/block_quant_logic.hpp"
-#include "kernels/cuda/launch_status.hpp"
+#include "kernels/cuda/kernel_launch.cuh"
 #include "kernels/cuda/row_team.cuh"
 #include "kernels/cuda/scratch_layout.hpp"
 #include "kernels/cuda/stream.hpp"

@@ -6,7 +6,7 @@
 // tests/cuda_logic/test_layer_grad_norm_logic.cpp.
 #include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/cuda_families.hpp"
-#include "kernels/cuda/launch_status.hpp"
+#include "kernels/cuda/kernel_launch.cuh"
 #include "kernels/cuda/layer_grad_norm_logic.hpp"
 #include "kernels/cuda/row_team.cuh"
 #include "kernels/params/norm.hpp"

@@ -4,7 +4,7 @@
 // (element-wise) and BatchNormTrain (a block per channel). The math is norm_logic.hpp's, checked
 // against ref on the host by tests/cuda_logic/test_norm_logic.cpp.
 #include "kernels/cuda/cuda_families.hpp"
-#include "kernels/cuda/launch_status.hpp"
+#include "kernels/cuda/kernel_launch.cuh"
 #include "kernels/cuda/norm_logic.hpp"
 #include "kernels/cuda/row_team.cuh"
 #include "kernels/params/norm.hpp"

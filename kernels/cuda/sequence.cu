@@ -7,7 +7,7 @@
 
 #include "kernels/cuda/cuda_families.hpp"
 #include "kernels/cuda/launch.cuh"
-#include "kernels/cuda/launch_status.hpp"
+#include "kernels/cuda/kernel_launch.cuh"
 #include "kernels/cuda/row_team.cuh"
 #include "kernels/cuda/sequence_logic.hpp"
 #include "kernels/params/sequence.hpp"
