@@ -5,7 +5,8 @@
 #      test binaries of tests/cuda and tests/cuda_logic only;
 #   2. `ctest -L cuda`: the GPU parity tests (every cuda kernel against ref, an MLP trained on
 #      cuda against cpu step by step) and the host logic tests;
-#   3. training steps/s of benchmarks/workloads.py's models (WORKLOADS, default "bert llama"),
+#   3. training steps/s of benchmarks/workloads.py's models (WORKLOADS: the four CPU workloads and
+#      llama1b, a TinyLlama-1.1B-shaped decoder at seq 512; trim the list to save time),
 #      full BP and sparse, compiled with `pockc compile --backend cuda`, against PyTorch eager on
 #      the same GPU (torch_peer.py); prints a table and writes BUILD_DIR/cuda-bench/results.json.
 #      Needs a python3 (PYTHON) with torch (CUDA), onnx and numpy; without them step 3 is
@@ -23,7 +24,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD_DIR=${BUILD_DIR:-build-cuda}
 JOBS=${JOBS:-$(nproc)}
-WORKLOADS=${WORKLOADS:-"bert llama"}
+WORKLOADS=${WORKLOADS:-"mobilenetv2 resnet18 bert llama llama1b"}
 STEPS=${STEPS:-10}
 WARMUP=${WARMUP:-2}
 PYTHON=${PYTHON:-python3}
@@ -89,6 +90,7 @@ while read -r -u 3 workload scheme recipe; do  # fd 3: the commands below never 
     tail -5 "$d/$scheme.compile.log"; continue
   fi
   "$BUILD_DIR/pockc" inspect "$d/$scheme.pock" > "$d/$scheme.inspect.txt" 2>&1 || true
+  "$BUILD_DIR/pockc" inspect "$d/$scheme.pock" --json > "$d/$scheme.inspect.json" 2>/dev/null || true
   rm -f "$d/$scheme.pock.jsonl"
   say "[$workload] $scheme: pockc train ($((WARMUP + STEPS)) steps)"
   "$BUILD_DIR/pockc" train "$d/$scheme.pock" --data "$d/batch.npz" --steps $((WARMUP + STEPS)) \

@@ -40,6 +40,34 @@ def placement(path):
     return None
 
 
+def planned_device_bytes(path):
+    """The blob's planned memory (`pockc inspect --json`): persistent region + arena peak. On a cuda
+    blob both live in device memory; torch's figure is its allocator's peak, so neither counts the
+    CUDA context."""
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path) as f:
+            m = json.load(f)["memory"]
+        return m["persistent_bytes"] + m["arena_peak_bytes"]
+    except (ValueError, KeyError):
+        return None
+
+
+def add_full_bp_ratios(rows):
+    """Issue 14's targets compare each sparse scheme with PyTorch's full BP of the same workload."""
+    full = {r["workload"]: r for r in rows if r["scheme"] == "full"}
+    for r in rows:
+        f = full.get(r["workload"])
+        if not f or r["scheme"] == "full":
+            continue
+        best = min(r.get("pock_ms", float("inf")), r.get("pock_graphs_ms", float("inf")))
+        if "torch_ms" in f and best != float("inf"):
+            r["speedup_vs_torch_full"] = f["torch_ms"] / best
+        if "torch_peak_bytes" in f and r.get("pock_device_bytes"):
+            r["memory_vs_torch_full"] = r["pock_device_bytes"] / f["torch_peak_bytes"]
+
+
 def main():
     work, out_path = sys.argv[1], sys.argv[2]
     warmup = int(os.environ.get("WARMUP", "2"))
@@ -57,6 +85,9 @@ def main():
             peer = torch_side(os.path.join(d, scheme + ".torch.json"))
             row = {"workload": workload, "scheme": scheme,
                    "placement": placement(os.path.join(d, scheme + ".inspect.txt"))}
+            device_bytes = planned_device_bytes(os.path.join(d, scheme + ".inspect.json"))
+            if device_bytes:
+                row["pock_device_bytes"] = device_bytes
             if pock:
                 row["pock_ms"] = statistics.median(pock["samples_ms"])
                 row["pock_first_loss"] = pock["losses"][0]
@@ -67,11 +98,14 @@ def main():
                 row["torch_ms"] = statistics.median(peer["samples_ms"])
                 row["torch_first_loss"] = peer["losses"][0]
                 row["device"] = peer.get("device")
+                if peer.get("peak_device_bytes"):
+                    row["torch_peak_bytes"] = peer["peak_device_bytes"]
             if pock and peer:
                 row["speedup_vs_torch"] = row["torch_ms"] / row["pock_ms"]
             if graphs and peer:
                 row["graphs_speedup_vs_torch"] = row["torch_ms"] / row["pock_graphs_ms"]
             rows.append(row)
+    add_full_bp_ratios(rows)
     with open(out_path, "w") as f:
         json.dump({"rows": rows}, f, indent=1)
     def cell(r, key, width, scale=None):
@@ -86,6 +120,14 @@ def main():
         print(f"{r['workload']:12} {r['scheme']:8} {cell(r, 'pock_ms', 13, 1)} {cell(r, 'pock_graphs_ms', 9, 1)} "
               f"{cell(r, 'torch_ms', 14, 1)} {cell(r, 'speedup_vs_torch', 6)} {cell(r, 'graphs_speedup_vs_torch', 7)}  "
               f"{losses}")
+    print("device memory (MB: PockEngine planned persistent + arena; PyTorch allocator peak) and the targets' "
+          "ratios against PyTorch full BP (speed: the faster PockEngine run):")
+    for r in rows:
+        mb = lambda key: f"{r[key] / 2**20:.0f}" if key in r else "-"
+        ratio = lambda key: f"{r[key]:.2f}" if key in r else "-"
+        print(f"  {r['workload']:12} {r['scheme']:8} pock {mb('pock_device_bytes'):>7} MB  torch {mb('torch_peak_bytes'):>7} MB"
+              f"  speed vs torch full {ratio('speedup_vs_torch_full'):>6}  memory / torch full "
+              f"{ratio('memory_vs_torch_full'):>5}")
     for r in rows:
         print(f"{r['workload']} {r['scheme']}: ops by backend (Copy counted with its device): {r['placement']}")
     print(f"results: {out_path}")

@@ -38,6 +38,7 @@ def cmd_train(args):
     inputs = {k: v.to(dev) for k, v in inputs.items()}
     labels = labels.to(dev)
     samples, losses = [], []
+    torch.cuda.reset_peak_memory_stats()
     for step in range(args.warmup + args.steps):
         torch.cuda.synchronize()
         t0 = time.perf_counter()
@@ -50,8 +51,11 @@ def cmd_train(args):
         torch.cuda.synchronize()
         if step >= args.warmup:
             samples.append((time.perf_counter() - t0) * 1e3)
+    # The caching allocator's peak over the steps: tensors only, as PockEngine's planned device
+    # bytes are (neither side counts the CUDA context).
     print(json.dumps({"samples_ms": samples, "losses": losses, "device": torch.cuda.get_device_name(0),
-                      "torch": torch.__version__, "tf32": args.tf32}))
+                      "torch": torch.__version__, "tf32": args.tf32,
+                      "peak_device_bytes": torch.cuda.max_memory_allocated()}))
 
 
 def main():

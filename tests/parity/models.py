@@ -249,11 +249,12 @@ class LlamaMini(nn.Module):
 
     def forward(self, input_ids):
         s = input_ids.shape[1]
-        t = torch.arange(s, dtype=torch.float32)
+        dev = input_ids.device  # the GPU peer (benchmarks/cuda) runs this on cuda
+        t = torch.arange(s, dtype=torch.float32, device=dev)
         freqs = torch.outer(t, self.inv_freq)
         emb = torch.cat((freqs, freqs), dim=-1)
         cos, sin = emb.cos()[None, None], emb.sin()[None, None]
-        causal = torch.full((s, s), float("-inf")).triu(1)
+        causal = torch.full((s, s), float("-inf"), device=dev).triu(1)
         x = self.embed_tokens(input_ids)
         for layer in self.layers:
             x = layer(x, cos, sin, causal)
