@@ -92,12 +92,18 @@ TEST_CASE("a graph output that folds to a constant is returned by the blob", "[o
   REQUIRE(g.is_ok());
   CHECK(infer_one<int64_t>(g.value(), "x", std::vector<float>(6, 1.0f), "shape") == std::vector<int64_t>{2, 3});
 
-  SECTION("a graph input listed as an output under its own name is refused clearly") {
+  SECTION("an output that cannot take its name is refused saying why") {
     OnnxModel echo;
     echo.input("x", {2, 3});
+    echo.floats("w", {2}, {1, 2});
     echo.node("Relu", {"x"}, {"y"});
-    echo.output("y").output("x");
-    CHECK_THAT(message_of(import_model(echo)), Catch::Contains("output 'x' is also a graph input"));
+    OnnxModel input_out = echo, weight_out = echo, twice = echo;
+    input_out.output("y").output("x");
+    CHECK_THAT(message_of(import_model(input_out)), Catch::Contains("output 'x' is also a graph input"));
+    weight_out.output("y").output("w");
+    CHECK_THAT(message_of(import_model(weight_out)), Catch::Contains("output 'w' is also an initializer"));
+    twice.output("y").output("y");
+    CHECK_THAT(message_of(import_model(twice)), Catch::Contains("output 'y' is listed twice"));
   }
 }
 

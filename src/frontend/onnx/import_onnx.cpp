@@ -166,8 +166,11 @@ Status declare_inputs(ImportContext& ctx) {
 Status release_output_name(Graph& graph, TensorId id) {
   const TensorDesc& t = graph.tensor(id);
   if (t.kind == TensorKind::kConstant) return graph.rename_tensor(id, graph.unique_name(t.name + "/folded"));
-  const char* kind = t.kind == TensorKind::kInput ? "graph input" : "initializer";
-  return Status(Code::kUnsupportedOp, "output '" + t.name + "' is also a " + kind +
+  if (t.kind == TensorKind::kActivation) {
+    return Status(Code::kInvalidArgument, "output '" + t.name + "' is listed twice among the graph outputs");
+  }
+  const char* kind = t.kind == TensorKind::kInput ? "a graph input" : "an initializer";
+  return Status(Code::kUnsupportedOp, "output '" + t.name + "' is also " + kind +
                                           " of that name; pock names an output and its source apart: return it "
                                           "through an Identity node with another output name");
 }
