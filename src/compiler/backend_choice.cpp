@@ -44,6 +44,18 @@ Result<bool> requested_device_takes(const std::vector<pock_backend_v1*>& backend
   return true;
 }
 
+// The blob would open and then fail at the first run of this op: refuse it here, by name. The
+// signature gives the dtypes (and shapes) that the backends were asked about.
+Status no_kernel_error(const std::vector<pock_backend_v1*>& backends, const ProgramSpec& spec, const OpSpec& op) {
+  std::string asked;
+  for (pock_backend_v1* b : backends) asked += (asked.empty() ? "" : ", ") + std::string(b->name);
+  return Status(Code::kMissingKernel, "no backend of this blob has a kernel for op " + op.op + " (node '" + op.name +
+                                          "'): " + op_signature(spec, op) + "; backends asked: " +
+                                          (asked.empty() ? "none" : asked) +
+                                          ". Change the model or its dtypes, or load a backend that runs it "
+                                          "(--backend-plugin)");
+}
+
 }  // namespace
 
 Status choose_backends(const CompileOptions& options, const std::vector<pock_backend_v1*>& backends, ProgramSpec* spec,
@@ -56,6 +68,9 @@ Status choose_backends(const CompileOptions& options, const std::vector<pock_bac
     measured = fastest_backends(profile);
   }
   for (OpSpec& op : spec->ops) {
+    // Every op needs a kernel on some backend of the blob, whatever rule then picks one.
+    POCK_ASSIGN_OR_RETURN(const std::string best, best_scoring_backend(backends, *spec, op, false));
+    if (best.empty()) return no_kernel_error(backends, *spec, op);
     if (!measured.empty()) {
       auto it = measured.find(op_signature(*spec, op));
       if (it != measured.end()) {
@@ -77,8 +92,8 @@ Status choose_backends(const CompileOptions& options, const std::vector<pock_bac
       ++(op.backend.empty() ? sum.undecided : sum.heuristic);
       continue;
     }
-    POCK_ASSIGN_OR_RETURN(op.backend, best_scoring_backend(backends, *spec, op, false));
-    ++(op.backend.empty() ? sum.undecided : sum.heuristic);
+    op.backend = best;
+    ++sum.heuristic;
   }
   if (summary) *summary = sum;
   return Status::ok();

@@ -18,7 +18,7 @@ struct BackendChoiceSummary {
   int64_t profiled = 0;     // ops whose signature the profile measured: its fastest backend
   int64_t requested = 0;    // ops given CompileOptions::backend
   int64_t heuristic = 0;    // ops decided by the heuristic
-  int64_t undecided = 0;    // ops no backend of this build supports (left for plugins)
+  int64_t undecided = 0;    // ops left without a backend by the host-only fallback of rule 2
 };
 
 // Sets OpSpec::backend of every op of `spec`, first rule that applies:
@@ -28,6 +28,8 @@ struct BackendChoiceSummary {
 //  3. heuristic: of `backends` (built-ins and loaded plugins, as their capability description —
 //     supports_op — tells), the one that claims the op with the highest score; earlier on ties.
 //     A backend with memory of its own is asked about the op with its tensors in that memory.
+// An op that no backend of `backends` claims is a kMissingKernel error naming the op, its node,
+// its dtypes and the backends asked: it would otherwise fail only when the blob runs.
 // A profile that cannot be read or parsed is an error naming the file.
 Status choose_backends(const CompileOptions& options, const std::vector<pock_backend_v1*>& backends, ProgramSpec* spec,
                        BackendChoiceSummary* summary);

@@ -92,7 +92,7 @@ void print_backends(const Json& r) {
     add("profiled_ops", "the profile " + choice.value("profile", ""));
     add("requested_ops", "--backend");
     add("heuristic_ops", "the heuristic");
-    add("undecided_ops", "nothing (no backend of the compiler claimed them)");
+    add("undecided_ops", "nothing (only the requested device backend claimed them)");
     std::printf(", chosen by %s", by.c_str());
   }
   std::printf("\n");

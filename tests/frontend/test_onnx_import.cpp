@@ -6,20 +6,14 @@
 #include <cmath>
 #include <random>
 
-#include "frontend/onnx_test_model.hpp"
-#include "pock/compiler/compiler.hpp"
-#include "pock/engine.hpp"
-#include "pock/compiler/onnx.hpp"
+#include "frontend/onnx_test_run.hpp"
 
 using namespace pock;
+using pock::testing::import_model;
+using pock::testing::infer_one;
 using pock::testing::OnnxModel;
 
 namespace {
-
-Result<Graph> import(const OnnxModel& m, const OnnxImportOptions& options = {}) {
-  const std::string bytes = m.bytes();
-  return import_onnx_bytes(bytes.data(), bytes.size(), options);
-}
 
 std::vector<std::string> ops_of(const Graph& g) {
   std::vector<std::string> ops;
@@ -32,18 +26,6 @@ const Node* find_op(const Graph& g, const std::string& op) {
     if (n.op == op) return &n;
   }
   return nullptr;
-}
-
-std::vector<float> run(const Graph& g, const std::string& input, const std::vector<float>& x, const std::string& output) {
-  auto blob = compile(g, nullptr);
-  REQUIRE(blob.is_ok());
-  auto engine = Engine::open_buffer(blob->data(), blob->size());
-  REQUIRE(engine.is_ok());
-  REQUIRE(engine->set_input(input, x).is_ok());
-  REQUIRE(engine->infer().is_ok());
-  auto y = engine->output<float>(output);
-  REQUIRE(y.is_ok());
-  return y.value();
 }
 
 }  // namespace
@@ -63,7 +45,7 @@ TEST_CASE("initializers keep their names and BatchNorm statistics become state",
   m.node("Relu", {"b"}, {"y"}, "/relu/Relu");
   m.output("y");
 
-  auto g = import(m);
+  auto g = import_model(m);
   REQUIRE(g.is_ok());
   CHECK(ops_of(g.value()) == std::vector<std::string>{"Conv2d", "BatchNorm", "Relu"});
   const TensorId w = g->find("conv.weight");
@@ -91,7 +73,7 @@ TEST_CASE("exporter shape chains fold into a static Reshape", "[onnx]") {
   m.node("Reshape", {"x", "target"}, {"y"}, "/flatten/Reshape");
   m.output("y");
 
-  auto g = import(m);
+  auto g = import_model(m);
   REQUIRE(g.is_ok());
   REQUIRE(ops_of(g.value()) == std::vector<std::string>{"Reshape"});
   CHECK(g->nodes()[0].attrs.get_ints("shape", {}) == std::vector<int64_t>{2, 12});
@@ -100,7 +82,7 @@ TEST_CASE("exporter shape chains fold into a static Reshape", "[onnx]") {
   // A recipe's batch size replaces the exported one before folding, so the chain follows it.
   OnnxImportOptions rebatch;
   rebatch.batch_size = 5;
-  auto g5 = import(m, rebatch);
+  auto g5 = import_model(m, rebatch);
   REQUIRE(g5.is_ok());
   CHECK(g5->nodes()[0].attrs.get_ints("shape", {}) == std::vector<int64_t>{5, 12});
 }
@@ -112,7 +94,7 @@ TEST_CASE("MatMul of a transposed weight becomes Linear on the named weight", "[
   m.node("Transpose", {"fc.weight"}, {"wt"});
   m.node("MatMul", {"x", "wt"}, {"y"}, "/fc/MatMul");
   m.output("y");
-  auto g = import(m);
+  auto g = import_model(m);
   REQUIRE(g.is_ok());
   REQUIRE(ops_of(g.value()) == std::vector<std::string>{"Linear"});
   CHECK(g->tensor(g->nodes()[0].inputs[1]).name == "fc.weight");
@@ -127,10 +109,10 @@ TEST_CASE("Gemm with scaling and a broadcast bias computes alpha*A*B + beta*C", 
   OnnxModel::attr(gemm, "alpha", 2.0f);
   OnnxModel::attr(gemm, "beta", 0.5f);
   m.output("y");
-  auto g = import(m);
+  auto g = import_model(m);
   REQUIRE(g.is_ok());
   // [1, 2] x [[3, 4], [5, 6]] = [13, 16]; * 2 = [26, 32]; + 0.5 * [1, -1] = [26.5, 31.5].
-  CHECK(run(g.value(), "a", {1, 2}, "y") == std::vector<float>{26.5f, 31.5f});
+  CHECK(infer_one(g.value(), "a", {1, 2}, "y") == std::vector<float>{26.5f, 31.5f});
 }
 
 TEST_CASE("GELU written with Erf is fused into one Gelu", "[onnx]") {
@@ -145,11 +127,11 @@ TEST_CASE("GELU written with Erf is fused into one Gelu", "[onnx]") {
   m.scalar("half", 0.5f);  // written after its reader's predecessor, as PyTorch does
   m.node("Mul", {"p", "half"}, {"y"});
   m.output("y");
-  auto g = import(m);
+  auto g = import_model(m);
   REQUIRE(g.is_ok());
   REQUIRE(ops_of(g.value()) == std::vector<std::string>{"Gelu"});
   const std::vector<float> x{-2.0f, -0.5f, 0.25f, 3.0f};
-  const auto y = run(g.value(), "x", x, "y");
+  const auto y = infer_one(g.value(), "x", x, "y");
   for (size_t i = 0; i < x.size(); ++i) {
     const double want = 0.5 * x[i] * (1.0 + std::erf(x[i] / std::sqrt(2.0)));
     CHECK(y[i] == Approx(want).epsilon(1e-6).margin(1e-7));
@@ -161,7 +143,7 @@ TEST_CASE("an op without a mapping is refused with its name and node", "[onnx][e
   m.input("boxes", {1, 2, 4}).input("scores", {1, 1, 2});
   m.node("NonMaxSuppression", {"boxes", "scores"}, {"y"}, "/detect/nms");
   m.output("y");
-  auto g = import(m);
+  auto g = import_model(m);
   REQUIRE_FALSE(g.is_ok());
   CHECK(g.status().code() == Code::kUnsupportedOp);
   CHECK(g.status().message().find("NonMaxSuppression") != std::string::npos);
@@ -173,7 +155,7 @@ TEST_CASE("a node that breaks ONNX's own schema is refused before any converter 
   reshape.input("x", {2, 3});
   reshape.node("Reshape", {"x"}, {"y"}, "/head/reshape");
   reshape.output("y");
-  auto g = import(reshape);
+  auto g = import_model(reshape);
   REQUIRE_FALSE(g.is_ok());
   CHECK(g.status().code() == Code::kInvalidArgument);
   CHECK_THAT(g.status().message(), Catch::Contains("/head/reshape") && Catch::Contains("does not match ONNX's schema"));
@@ -181,7 +163,7 @@ TEST_CASE("a node that breaks ONNX's own schema is refused before any converter 
   relu.input("x", {2});
   OnnxModel::attr(relu.node("LeakyRelu", {"x"}, {"y"}, "act"), "alpha", int64_t{1});
   relu.output("y");
-  auto bad_attr = import(relu);
+  auto bad_attr = import_model(relu);
   REQUIRE_FALSE(bad_attr.is_ok());
   CHECK_THAT(bad_attr.status().message(), Catch::Contains("does not match ONNX's schema"));
 }
@@ -192,26 +174,26 @@ TEST_CASE("symbolic input dimensions need a size", "[onnx][errors]") {
   m.node("Relu", {"x"}, {"y"});
   m.output("y");
 
-  auto missing = import(m);
+  auto missing = import_model(m);
   REQUIRE_FALSE(missing.is_ok());
   CHECK(missing.status().message().find("--input-shape") != std::string::npos);
   CHECK(missing.status().message().find("batch") != std::string::npos);
 
   OnnxImportOptions by_name;
   REQUIRE(parse_input_shape_arg("@batch=5", &by_name).is_ok());
-  auto named = import(m, by_name);
+  auto named = import_model(m, by_name);
   REQUIRE(named.is_ok());
   CHECK(named->tensor(named->find("x")).shape == Shape{5, 3});
 
   OnnxImportOptions full;
   REQUIRE(parse_input_shape_arg("x=7,3", &full).is_ok());
-  auto shaped = import(m, full);
+  auto shaped = import_model(m, full);
   REQUIRE(shaped.is_ok());
   CHECK(shaped->tensor(shaped->find("x")).shape == Shape{7, 3});
 
   OnnxImportOptions wrong;
   REQUIRE(parse_input_shape_arg("x=7,4", &wrong).is_ok());
-  CHECK(import(m, wrong).status().code() == Code::kShapeMismatch);
+  CHECK(import_model(m, wrong).status().code() == Code::kShapeMismatch);
 }
 
 TEST_CASE("input shape arguments (NAME=d0,d1 and @DIM=N) are validated", "[onnx][errors]") {
@@ -230,7 +212,7 @@ TEST_CASE("a shape computed at run time is refused naming the input", "[onnx][er
   m.input("x", {2, 6}).input("target", {2}, onnx::TensorProto::INT64);
   m.node("Reshape", {"x", "target"}, {"y"}, "/view/Reshape");
   m.output("y");
-  auto g = import(m);
+  auto g = import_model(m);
   REQUIRE_FALSE(g.is_ok());
   const std::string msg = g.status().message();
   CHECK(msg.find("/view/Reshape") != std::string::npos);
@@ -249,7 +231,7 @@ TEST_CASE("malformed models are errors, never crashes", "[onnx][errors]") {
     m.input("x", {2});
     m.node("Relu", {"x"}, {"y"});
     m.output("y");
-    auto g = import(m);
+    auto g = import_model(m);
     REQUIRE_FALSE(g.is_ok());
     CHECK(g.status().message().find("opset 11") != std::string::npos);
   }
@@ -259,7 +241,7 @@ TEST_CASE("malformed models are errors, never crashes", "[onnx][errors]") {
     m.floats("w", {3}, {1, 2});  // 2 values for 3 elements
     m.node("Add", {"x", "w"}, {"y"});
     m.output("y");
-    auto g = import(m);
+    auto g = import_model(m);
     REQUIRE_FALSE(g.is_ok());
     CHECK(g.status().message().find("'w'") != std::string::npos);
   }
@@ -268,7 +250,7 @@ TEST_CASE("malformed models are errors, never crashes", "[onnx][errors]") {
     m.input("x", {2});
     m.node("Add", {"x", "ghost"}, {"y"}, "add");
     m.output("y");
-    auto g = import(m);
+    auto g = import_model(m);
     REQUIRE_FALSE(g.is_ok());
     CHECK(g.status().message().find("ghost") != std::string::npos);
   }

@@ -4,37 +4,19 @@
 // between a weight and running statistics, which must be refused by name.
 #include <catch2/catch.hpp>
 
-#include "frontend/onnx_test_model.hpp"
-#include "pock/compiler/compiler.hpp"
-#include "pock/engine.hpp"
-#include "pock/compiler/onnx.hpp"
+#include "frontend/onnx_test_run.hpp"
 
 using namespace pock;
+using pock::testing::import_model;
+using pock::testing::infer_one;
 using pock::testing::OnnxModel;
 
 namespace {
-
-Result<Graph> import(const OnnxModel& m) {
-  const std::string bytes = m.bytes();
-  return import_onnx_bytes(bytes.data(), bytes.size(), {});
-}
 
 int count_op(const Graph& g, const std::string& op) {
   int n = 0;
   for (const Node& node : g.nodes()) n += node.op == op;
   return n;
-}
-
-std::vector<float> infer(const Graph& g, const std::vector<float>& x, const std::string& output) {
-  auto blob = compile(g, nullptr);
-  REQUIRE(blob.is_ok());
-  auto engine = Engine::open_buffer(blob->data(), blob->size());
-  REQUIRE(engine.is_ok());
-  REQUIRE(engine->set_input("x", x).is_ok());
-  REQUIRE(engine->infer().is_ok());
-  auto y = engine->output<float>(output);
-  REQUIRE(y.is_ok());
-  return y.value();
 }
 
 std::vector<float> iota(size_t n) {
@@ -53,11 +35,11 @@ TEST_CASE("NCHW->NHWC->NCHW Transposes between two ops cancel", "[onnx][tf2onnx]
   OnnxModel::attr(m.node("Transpose", {"nhwc"}, {"nchw"}, "to_nchw"), "perm", std::vector<int64_t>{0, 3, 1, 2});
   m.node("Relu", {"nchw"}, {"y"}, "relu2");
   m.output("y");
-  auto g = import(m);
+  auto g = import_model(m);
   REQUIRE(g.is_ok());
   CHECK(count_op(g.value(), "Transpose") == 0);
   CHECK(count_op(g.value(), "Relu") == 2);
-  CHECK(infer(g.value(), iota(24), "y") == iota(24));
+  CHECK(infer_one(g.value(), "x", iota(24), "y") == iota(24));
 }
 
 TEST_CASE("a chain of Transposes becomes one with the composed permutation", "[onnx][tf2onnx]") {
@@ -69,13 +51,13 @@ TEST_CASE("a chain of Transposes becomes one with the composed permutation", "[o
   OnnxModel::attr(m.node("Transpose", {"a"}, {"t1"}, "t1"), "perm", std::vector<int64_t>{0, 2, 3, 1});
   OnnxModel::attr(m.node("Transpose", {"t1"}, {"y"}, "t2"), "perm", std::vector<int64_t>{1, 0, 2, 3});
   m.output("y");
-  auto g = import(m);
+  auto g = import_model(m);
   REQUIRE(g.is_ok());
   REQUIRE(count_op(g.value(), "Transpose") == 1);
   for (const Node& n : g->nodes()) {
     if (n.op == "Transpose") CHECK(n.attrs.get_ints("perm", {}) == std::vector<int64_t>{2, 0, 3, 1});
   }
-  const std::vector<float> y = infer(g.value(), iota(24), "y");
+  const std::vector<float> y = infer_one(g.value(), "x", iota(24), "y");
   REQUIRE(y.size() == 24);
   // y has shape [3, 1, 4, 2]; element (a, 0, c, d) is x[0, d, a, c] = d*12 + a*4 + c.
   for (int a = 0; a < 3; ++a) {
@@ -93,11 +75,11 @@ TEST_CASE("an intermediate Transpose that another node reads stays", "[onnx][tf2
   OnnxModel::attr(m.node("Transpose", {"nhwc"}, {"back"}, "to_nchw"), "perm", std::vector<int64_t>{0, 3, 1, 2});
   m.node("Relu", {"nhwc"}, {"side"}, "side");
   m.output("back").output("side");
-  auto g = import(m);
+  auto g = import_model(m);
   REQUIRE(g.is_ok());
   CHECK(count_op(g.value(), "Transpose") == 1);
-  CHECK(infer(g.value(), iota(12), "back") == iota(12));
-  const std::vector<float> side = infer(g.value(), iota(12), "side");
+  CHECK(infer_one(g.value(), "x", iota(12), "back") == iota(12));
+  const std::vector<float> side = infer_one(g.value(), "x", iota(12), "side");
   REQUIRE(side.size() == 12);
   CHECK(side[1] == 6.0f);  // nhwc[0, 0, 0, 1] = x[0, 1, 0, 0], x's element 1 * 2 * 3
 }
@@ -111,7 +93,7 @@ TEST_CASE("Keras's BatchNormalization momentum 0.99 maps to pock's 0.01", "[onnx
   OnnxModel::attr(bn, "epsilon", 1e-3f);
   OnnxModel::attr(bn, "momentum", 0.99f);
   m.output("y");
-  auto g = import(m);
+  auto g = import_model(m);
   REQUIRE(g.is_ok());
   REQUIRE(count_op(g.value(), "BatchNorm") == 1);
   for (const Node& n : g->nodes()) {
@@ -128,7 +110,7 @@ TEST_CASE("an initializer shared by a weight and running statistics is refused",
   m.floats("ones", {2}, {1, 1}).floats("zeros", {2}, {0, 0});
   m.node("BatchNormalization", {"x", "ones", "zeros", "zeros", "ones"}, {"y"}, "model/bn/FusedBatchNormV3");
   m.output("y");
-  auto g = import(m);
+  auto g = import_model(m);
   REQUIRE_FALSE(g.is_ok());
   const std::string msg = g.status().message();
   INFO(msg);
@@ -147,7 +129,7 @@ TEST_CASE("two BatchNorms sharing running statistics are refused", "[onnx][tf2on
   m.node("BatchNormalization", {"x", "g1", "b1", "mean", "var"}, {"h"}, "bn1");
   m.node("BatchNormalization", {"h", "g2", "b2", "mean", "var"}, {"y"}, "bn2");
   m.output("y");
-  auto g = import(m);
+  auto g = import_model(m);
   REQUIRE_FALSE(g.is_ok());
   const std::string msg = g.status().message();
   INFO(msg);

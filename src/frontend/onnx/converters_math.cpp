@@ -1,7 +1,7 @@
 // ONNX elementwise math, activations and matrix products -> pock ops (docs/ops.md).
 #include <cmath>
 
-#include "frontend/onnx/import_context.hpp"
+#include "frontend/onnx/folding_util.hpp"
 
 namespace pock::onnx_import {
 namespace {
@@ -136,11 +136,10 @@ Status convert_identity(NodeView& node) {
 
 Status convert_cast(NodeView& node) {
   POCK_ASSIGN_OR_RETURN(int64_t to, node.attrs().get_int("to", 0));
-  auto dt = dtype_from_onnx(static_cast<int32_t>(to));
-  if (!dt.is_ok()) return node.unsupported(dt.status().message());
+  POCK_ASSIGN_OR_RETURN(DType dt, fold::onnx_dtype(node, to));
   POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
-  if (node.ctx().graph.tensor(x).dtype == dt.value()) return node.bind_output(0, x);
-  return node.emit_final("Cast", {x}, Attrs{{"to", std::string(dtype_name(dt.value()))}});
+  if (node.ctx().graph.tensor(x).dtype == dt) return node.bind_output(0, x);
+  return node.emit_final("Cast", {x}, Attrs{{"to", std::string(dtype_name(dt))}});
 }
 
 // Dropout keeps its ratio; the compiler turns it into DropoutTrain in the train function. The

@@ -58,7 +58,6 @@ Result<Shape> broadcast_all(const NodeView& node, const Inputs& inputs) {
 }
 
 Result<DType> onnx_dtype(const NodeView& node, int64_t elem_type) {
-  if (elem_type == onnx::TensorProto::DOUBLE) return DType::kF32;
   auto dt = dtype_from_onnx(static_cast<int32_t>(elem_type));
   if (!dt.is_ok()) return node.unsupported(dt.status().message());
   return dt.value();
@@ -260,11 +259,18 @@ Status fold_identity(NodeView&, const Inputs& in, Outputs* out, bool* folded) {
   return Status::ok();
 }
 
+// The tensor of a 'value' attribute; errors name the node (such tensors usually have no name).
+Result<HostTensor> value_attribute(NodeView& node, const onnx::AttributeProto& a) {
+  if (a.type() != onnx::AttributeProto::TENSOR) return node.error("attribute 'value' must be a tensor");
+  auto t = decode_host_tensor(a.t(), node.ctx().base_dir);
+  if (!t.is_ok()) return Status(t.status().code(), node.where() + ": attribute 'value': " + t.status().message());
+  return t;
+}
+
 Status fold_constant(NodeView& node, const Inputs&, Outputs* out, bool* folded) {
   const auto& attrs = node.attrs();
   if (const auto* a = attrs.find("value")) {
-    if (a->type() != onnx::AttributeProto::TENSOR) return node.error("attribute 'value' must be a tensor");
-    POCK_ASSIGN_OR_RETURN(HostTensor t, decode_host_tensor(a->t(), node.ctx().base_dir));
+    POCK_ASSIGN_OR_RETURN(HostTensor t, value_attribute(node, *a));
     out->push_back(std::move(t));
   } else if (attrs.has("value_float")) {
     POCK_ASSIGN_OR_RETURN(double v, attrs.get_float("value_float", 0));
@@ -292,8 +298,7 @@ Status fold_constant_of_shape(NodeView& node, const Inputs& in, Outputs* out, bo
   POCK_RETURN_IF_ERROR(check_folded_size(node, shape));
   HostTensor fill = HostTensor::scalar_float(0.0);
   if (const auto* a = node.attrs().find("value")) {
-    if (a->type() != onnx::AttributeProto::TENSOR) return node.error("attribute 'value' must be a tensor");
-    POCK_ASSIGN_OR_RETURN(fill, decode_host_tensor(a->t(), node.ctx().base_dir));
+    POCK_ASSIGN_OR_RETURN(fill, value_attribute(node, *a));
     if (fill.size() != 1) return node.error("attribute 'value' must hold one element");
   }
   HostTensor y = HostTensor::zeros(fill.dtype, shape);

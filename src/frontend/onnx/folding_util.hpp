@@ -11,7 +11,8 @@ std::vector<int64_t> strides_of(const Shape& shape);
 // to it. `in` must be broadcast-compatible with `out`.
 std::vector<int64_t> broadcast_index(const Shape& in, const Shape& out);
 Result<Shape> broadcast_all(const NodeView& node, const std::vector<const HostTensor*>& inputs);
-// ONNX attribute `to` / TensorProto type -> pock dtype, for Cast and ConstantOfShape.
+// ONNX attribute `to` / TensorProto type -> pock dtype, for Cast (folded or converted); errors
+// name the node.
 Result<DType> onnx_dtype(const NodeView& node, int64_t elem_type);
 // Copies element `from` of `src` to element `to` of `dst` (same kind of storage).
 inline void copy_element(const HostTensor& src, int64_t from, HostTensor& dst, int64_t to) {

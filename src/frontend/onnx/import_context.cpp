@@ -93,11 +93,18 @@ bool NodeView::input_is_constant(int i) const {
 Result<const HostTensor*> NodeView::const_input(int i, const char* what) {
   if (!has_input(i)) return input_error(i, std::string("(") + what + ") is required");
   if (!input_is_constant(i)) {
+    const std::string operand = where_ + ": input " + std::to_string(i) + " ('" + proto_->input(i) + "', " + what + ")";
+    // A graph input is set by the caller at every run: no input shape makes it known, unlike a
+    // value computed from symbolic dimensions.
+    if (ctx_.is_graph_input(proto_->input(i))) {
+      return Status(Code::kInvalidArgument,
+                    operand + " is a graph input, so its value is known only at run time; pock needs the " +
+                        what + " operand as a constant at compile time: make it an initializer or a Constant node");
+    }
     return Status(Code::kInvalidArgument,
-                  where_ + ": input " + std::to_string(i) + " ('" + proto_->input(i) + "', " + what +
-                      ") is computed at run time, but pock needs it at compile time: the model has a dynamic "
-                      "shape. Export with static shapes, or give every symbolic input dimension with "
-                      "--input-shape NAME=d0,d1,...");
+                  operand + " is computed at run time, but pock needs it at compile time: the model has a dynamic "
+                            "shape. Export with static shapes, or give every symbolic input dimension with "
+                            "--input-shape NAME=d0,d1,...");
   }
   return ctx_.constant_of(proto_->input(i));
 }
@@ -199,6 +206,11 @@ int ImportContext::producer_of(const std::string& name) const {
 }
 
 bool ImportContext::is_graph_output(const std::string& name) const { return graph_outputs_.count(name) > 0; }
+
+bool ImportContext::is_graph_input(const std::string& name) const {
+  auto it = values_.find(name);
+  return it != values_.end() && it->second.id != kNoTensor && graph.tensor(it->second.id).kind == TensorKind::kInput;
+}
 
 Result<const HostTensor*> ImportContext::constant_of(const std::string& name) {
   Value* v = find(name);

@@ -110,6 +110,7 @@ class ImportContext {
   const std::vector<int>& consumers(const std::string& name) const;
   int producer_of(const std::string& name) const;  // ONNX node writing it; -1: input or initializer
   bool is_graph_output(const std::string& name) const;
+  bool is_graph_input(const std::string& name) const;  // a model input the caller sets at run time
   void mark_handled(int node) { handled_[node] = true; }
   bool handled(int node) const { return handled_[node]; }
 

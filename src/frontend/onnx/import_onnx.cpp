@@ -77,6 +77,13 @@ std::string shape_hint(const std::string& name, const Shape& partial) {
   return hint;
 }
 
+// A static 0 is a size, not a missing one: say so, rather than ask for a size the model fixes.
+Status zero_size_error(const std::string& name, int d, const std::string& where, const std::string& fix) {
+  return Status(Code::kUnsupportedOp, "input '" + name + "' dimension " + std::to_string(d) + " is 0 " + where +
+                                          " (a zero-size dimension, so the input has no elements): pock compiles "
+                                          "only tensors with at least one element; " + fix);
+}
+
 Result<Shape> resolve_input_shape(const onnx::ValueInfoProto& in, const OnnxImportOptions& options) {
   const std::string& name = in.name();
   const auto& type = in.type().tensor_type();
@@ -86,6 +93,9 @@ Result<Shape> resolve_input_shape(const onnx::ValueInfoProto& in, const OnnxImpo
     if (type.has_shape() && type.shape().dim_size() != static_cast<int>(s.size())) {
       return Status(Code::kShapeMismatch, "input '" + name + "' has rank " + std::to_string(type.shape().dim_size()) +
                                               " in the model, but --input-shape gives " + shape_str(s));
+    }
+    for (size_t d = 0; d < s.size(); ++d) {
+      if (s[d] == 0) return zero_size_error(name, static_cast<int>(d), "in --input-shape", "give a size of 1 or more");
     }
     for (int d = 0; type.has_shape() && d < type.shape().dim_size(); ++d) {
       const auto& dim = type.shape().dim(d);
@@ -105,11 +115,17 @@ Result<Shape> resolve_input_shape(const onnx::ValueInfoProto& in, const OnnxImpo
   for (int d = 0; d < type.shape().dim_size(); ++d) {
     const auto& dim = type.shape().dim(d);
     if (d == 0 && options.batch_size > 0) partial[d] = options.batch_size;
-    else if (dim.has_dim_value() && dim.dim_value() > 0) partial[d] = dim.dim_value();
+    else if (dim.has_dim_value()) partial[d] = dim.dim_value();
     else if (dim.has_dim_param() && options.dim_values.count(dim.dim_param())) partial[d] = options.dim_values.at(dim.dim_param());
   }
   for (int d = 0; d < type.shape().dim_size(); ++d) {
     if (partial[d] > 0) continue;
+    if (partial[d] == 0) {
+      // Some exporters write 0 for a size they do not know; the override is the way out for both.
+      partial[d] = -1;
+      return zero_size_error(name, d, "in the model", "if the exporter meant an unknown size, give it with " +
+                                                          shape_hint(name, partial));
+    }
     const auto& dim = type.shape().dim(d);
     const std::string sym = dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : "";
     return Status(Code::kInvalidArgument,
@@ -127,9 +143,6 @@ Status declare_inputs(ImportContext& ctx) {
       return Status(Code::kUnsupportedOp, "input '" + in.name() + "' is not a tensor (sequences and maps are not supported)");
     }
     const int32_t elem = in.type().tensor_type().elem_type();
-    if (elem == onnx::TensorProto::DOUBLE) {
-      return Status(Code::kUnsupportedOp, "input '" + in.name() + "' is float64: export the model in float32");
-    }
     auto dt = onnx_import::dtype_from_onnx(elem);
     if (!dt.is_ok()) return Status(dt.status().code(), "input '" + in.name() + "': " + dt.status().message());
     POCK_ASSIGN_OR_RETURN(Shape shape, resolve_input_shape(in, ctx.options));
@@ -145,6 +158,21 @@ Status declare_inputs(ImportContext& ctx) {
     if (!known) return Status(Code::kNotFound, "--input-shape names '" + name.first + "', which is not an input of the model");
   }
   return Status::ok();
+}
+
+// A folded output (`y = Shape(x)` on a static x) became a constant named 'y': it takes another
+// name, since nobody selects folded values by name. An input or weight keeps its name (callers set
+// and recipes select them by it), so the same name cannot also be an output.
+Status release_output_name(Graph& graph, TensorId id) {
+  const TensorDesc& t = graph.tensor(id);
+  if (t.kind == TensorKind::kConstant) return graph.rename_tensor(id, graph.unique_name(t.name + "/folded"));
+  if (t.kind == TensorKind::kActivation) {
+    return Status(Code::kInvalidArgument, "output '" + t.name + "' is listed twice among the graph outputs");
+  }
+  const char* kind = t.kind == TensorKind::kInput ? "a graph input" : "an initializer";
+  return Status(Code::kUnsupportedOp, "output '" + t.name + "' is also " + kind +
+                                          " of that name; pock names an output and its source apart: return it "
+                                          "through an Identity node with another output name");
 }
 
 Status mark_outputs(ImportContext& ctx) {
@@ -163,6 +191,8 @@ Status mark_outputs(ImportContext& ctx) {
       continue;
     }
     // An input, weight or constant returned as is, or one tensor under two output names: copy.
+    // The copy takes the output's name, so a source holding that name must give it up first.
+    if (t.name == out.name()) POCK_RETURN_IF_ERROR(release_output_name(ctx.graph, id));
     auto copy = ctx.graph.add_node("Identity", {id}, {}, "output/" + out.name(), {out.name()});
     if (!copy.is_ok()) return copy.status();
     POCK_RETURN_IF_ERROR(ctx.graph.mark_output(copy.value()[0], out.name()));
@@ -266,7 +296,11 @@ Status parse_input_shape_arg(const std::string& arg, OnnxImportOptions* options)
   while (p < end) {
     int64_t d = 0;
     auto [next, ec] = std::from_chars(p, end, d);
-    if (ec != std::errc() || d <= 0 || (next != end && *next != ',')) {
+    if (ec == std::errc() && d == 0 && (next == end || *next == ',')) {
+      return Status(Code::kInvalidArgument, "--input-shape '" + arg + "': a dimension is 0; pock compiles only "
+                                            "tensors with at least one element (no zero-size dimensions)");
+    }
+    if (ec != std::errc() || d < 0 || (next != end && *next != ',')) {
       return Status(Code::kInvalidArgument, "--input-shape '" + arg + "': dimensions must be positive integers separated by commas");
     }
     dims.push_back(d);

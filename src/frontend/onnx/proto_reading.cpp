@@ -74,10 +74,6 @@ Result<std::vector<uint8_t>> typed_fields(const TP& t, int64_t n) {
       if (t.float_data_size() != n) return count_error(t.float_data_size());
       for (float v : t.float_data()) append(out, v);
       break;
-    case TP::DOUBLE:
-      if (t.double_data_size() != n) return count_error(t.double_data_size());
-      for (double v : t.double_data()) append(out, static_cast<float>(v));
-      break;
     case TP::INT64:
       if (t.int64_data_size() != n) return count_error(t.int64_data_size());
       for (int64_t v : t.int64_data()) append(out, v);
@@ -108,7 +104,10 @@ Result<std::vector<uint8_t>> typed_fields(const TP& t, int64_t n) {
 Result<DType> dtype_from_onnx(int32_t elem_type) {
   switch (elem_type) {
     case TP::FLOAT: return DType::kF32;
-    case TP::DOUBLE: return DType::kF32;
+    case TP::DOUBLE:
+      // Narrowing to float32 would change the model's numbers without a word: refuse instead.
+      return Status(Code::kUnsupportedOp, "float64 (DOUBLE) is not supported: pock has no float64 tensors or kernels; "
+                                          "export the model in float32");
     case TP::FLOAT16: return DType::kF16;
     case TP::BFLOAT16: return DType::kBF16;
     case TP::INT64: return DType::kI64;
@@ -147,8 +146,7 @@ Result<DecodedTensor> decode_tensor(const TP& t, const std::string& base_dir) {
   POCK_RETURN_IF_ERROR(check_dims(out.shape, "initializer '" + t.name() + "'"));
   if (t.has_segment()) return Status(Code::kUnsupportedOp, "initializer '" + t.name() + "' is segmented");
   const int64_t n = numel(out.shape);
-  const bool is_double = t.data_type() == TP::DOUBLE;
-  const size_t stored_size = is_double ? 8 : dtype_size(out.dtype);
+  const size_t stored_size = dtype_size(out.dtype);
   std::vector<uint8_t> raw;
   bool have_raw = false;
   if (t.data_location() == TP::EXTERNAL) {
@@ -165,15 +163,7 @@ Result<DecodedTensor> decode_tensor(const TP& t, const std::string& base_dir) {
                                                 onnx_type_name(t.data_type()) + " needs " +
                                                 std::to_string(n * static_cast<int64_t>(stored_size)));
     }
-    if (is_double) {
-      for (int64_t k = 0; k < n; ++k) {
-        double v;
-        std::memcpy(&v, raw.data() + k * 8, 8);
-        append(out.bytes, static_cast<float>(v));
-      }
-    } else {
-      out.bytes = std::move(raw);
-    }
+    out.bytes = std::move(raw);
     return out;
   }
   POCK_ASSIGN_OR_RETURN(out.bytes, typed_fields(t, n));

@@ -11,8 +11,8 @@
 
 namespace pock::onnx_import {
 
-// ONNX TensorProto element type -> pock dtype. DOUBLE maps to f32 (pock has no f64: constants of
-// that type are narrowed; a double model input is refused by the caller).
+// ONNX TensorProto element type -> pock dtype. DOUBLE is refused: pock has no f64, and narrowing
+// it silently would change the model's numbers. Callers add the tensor or node to the message.
 Result<DType> dtype_from_onnx(int32_t elem_type);
 const char* onnx_type_name(int32_t elem_type);
 

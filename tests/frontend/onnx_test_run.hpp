@@ -1,0 +1,35 @@
+// Imports an in-memory OnnxModel and runs a compiled graph's infer: what the ONNX frontend tests
+// do around the model they build.
+#pragma once
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "frontend/onnx_test_model.hpp"
+#include "pock/compiler/compiler.hpp"
+#include "pock/compiler/onnx.hpp"
+#include "pock/engine.hpp"
+
+namespace pock::testing {
+
+inline Result<Graph> import_model(const OnnxModel& m, const OnnxImportOptions& options = {}) {
+  const std::string bytes = m.bytes();
+  return import_onnx_bytes(bytes.data(), bytes.size(), options);
+}
+
+// Compiles `g` for the host, sets one float input, runs infer and reads `output` as T.
+template <typename T = float>
+std::vector<T> infer_one(const Graph& g, const std::string& input, const std::vector<float>& x, const std::string& output) {
+  auto blob = compile(g, nullptr);
+  REQUIRE(blob.is_ok());
+  auto engine = Engine::open_buffer(blob->data(), blob->size());
+  REQUIRE(engine.is_ok());
+  REQUIRE(engine->set_input(input, x).is_ok());
+  REQUIRE(engine->infer().is_ok());
+  auto y = engine->template output<T>(output);
+  REQUIRE(y.is_ok());
+  return y.value();
+}
+
+}  // namespace pock::testing
