@@ -8,12 +8,14 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cuda/error_site.hpp"
 #include "kernels/cuda/hd.hpp"
 
 namespace pock::cuda {
 
 // Rows whose label counts, and whether any label is outside [0, classes) and not ignored (ref
-// refuses such a label; here it makes the loss NaN, so that the step fails as numerical).
+// refuses such a label; here it is reported to the error site, and the loss is NaN so that
+// nothing reads it as a number before the step's failure is seen).
 struct HeadCounts {
   float counted;
   float bad;
@@ -23,6 +25,7 @@ struct CountLabels {
   const int64_t* labels;
   int64_t rows, classes, ignore;
   HeadCounts* out;
+  ErrorSite error;  // told of a bad label, so that the step fails with ref's message
   template <typename Team>
   POCK_HD void operator()(const Team& team, int64_t) const {
     float counted = 0.0f, bad = 0.0f;
@@ -33,7 +36,10 @@ struct CountLabels {
     }
     counted = team.sum(counted);
     bad = team.max(bad);
-    if (team.lane == 0) *out = {counted, bad};
+    if (team.lane == 0) {
+      *out = {counted, bad};
+      if (bad != 0.0f) error.report();
+    }
   }
 };
 

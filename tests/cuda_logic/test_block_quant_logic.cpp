@@ -301,12 +301,34 @@ TEST_CASE("cuda LinearQCrossEntropy logic (logits, per-row loss and gradient, dx
       }
     }
   }
-  // A label outside the classes (ref refuses it) makes the loss NaN.
-  const int64_t bad[] = {1, 5};
-  cuda::HeadCounts counts{};
-  each_row(cuda::CountLabels{bad, 2, 4, -100, &counts}, 1);
-  const float losses[] = {0.5f, 0.5f};
-  float loss = 0.0f;
-  each_row(cuda::HeadLoss{losses, &counts, 2, &loss}, 1);
-  CHECK(std::isnan(loss));
+  // A label outside the classes (ref refuses it) is reported to the error site and makes the
+  // loss NaN; an ignored one is neither.
+  for (const int64_t second : {int64_t{5}, int64_t{-100}, int64_t{3}}) {
+    const int64_t labels[] = {1, second};
+    cuda::HeadCounts counts{};
+    int32_t word = 0;
+    each_row(cuda::CountLabels{labels, 2, 4, -100, &counts, {&word, 9}}, 1);
+    const float losses[] = {0.5f, 0.5f};
+    float loss = 0.0f;
+    each_row(cuda::HeadLoss{losses, &counts, 2, &loss}, 1);
+    const bool bad = second == 5;
+    INFO("label " << second);
+    CHECK(word == (bad ? 9 : 0));
+    CHECK(std::isnan(loss) == bad);
+  }
+}
+
+TEST_CASE("cuda GatherQ logic reports an index out of range, which ref refuses", "[cuda_logic][block_quant]") {
+  const HostBuffer table = random_blocks(BlockFormat::kQ8_0, 3, 32, 55);
+  const cuda::QuantRows rows{table.bytes.data(), 3, block_row_bytes(BlockFormat::kQ8_0, 32), BlockFormat::kQ8_0};
+  for (const int32_t index : {2, -3, 3, -4}) {
+    const int32_t indices[] = {0, index};
+    std::vector<float> out(64, 1234.0f);
+    int32_t word = 0;
+    each_element(cuda::GatherQElement<int32_t>{rows, 32, indices, out.data(), {&word, 4}}, 64);
+    const bool fits = index >= -3 && index < 3;
+    INFO("index " << index);
+    CHECK(word == (fits ? 0 : 4));
+    CHECK(out[32] == (fits ? rows.at((index + 3) % 3, 0) : 0.0f));
+  }
 }

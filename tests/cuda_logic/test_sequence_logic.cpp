@@ -60,12 +60,41 @@ TEST_CASE("cuda Gather logic matches ref for every word size, index type and axi
   }
 }
 
-TEST_CASE("cuda Gather logic marks an index out of range, which ref refuses", "[cuda_logic][sequence]") {
+TEST_CASE("cuda Gather logic reports an index out of range, which ref refuses", "[cuda_logic][sequence]") {
   const cuda::GatherLayout l{1, 4, 3, 2};
   const int64_t indices[] = {3, 4, -5};
   CHECK(cuda::gather_source(l, indices, 0) == 6);
   CHECK(cuda::gather_source(l, indices, 2) == -1);
   CHECK(cuda::gather_source(l, indices, 5) == -1);
+  const float data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  for (const bool bad : {false, true}) {
+    const int64_t picked[] = {3, bad ? 4 : -4, 0};
+    float out[6];
+    int32_t word = 0;  // the instance's error word, on the host
+    each_element(cuda::GatherElement<float, int64_t>{data, picked, out, l, {&word, 7}}, 6);
+    INFO("bad " << bad);
+    CHECK(word == (bad ? 7 : 0));
+    CHECK(out[2] == (bad ? 0.0f : 1.0f));  // a bad index reads nothing
+    CHECK(out[0] == 7.0f);
+  }
+  // With no word (no instance) the report is dropped.
+  const int64_t bad_index[] = {9};
+  float out[2];
+  each_element(cuda::GatherElement<float, int64_t>{data, bad_index, out, {1, 4, 1, 2}, {}}, 2);
+  CHECK(out[0] == 0.0f);
+}
+
+TEST_CASE("cuda GatherGrad keys report an index out of range and sort it last", "[cuda_logic][layer_grad_sequence]") {
+  for (const bool bad : {false, true}) {
+    const int64_t indices[] = {1, bad ? -7 : -6, 5};
+    uint32_t rows[3];
+    int32_t positions[3];
+    int32_t word = 0;
+    each_element(cuda::GatherGradKeys<int64_t>{indices, 6, rows, positions, {&word, 3}}, 3);
+    INFO("bad " << bad);
+    CHECK(word == (bad ? 3 : 0));
+    CHECK(rows[1] == (bad ? 6u : 0u));  // the sentinel row `extent`: skipped by the runs
+  }
 }
 
 TEST_CASE("cuda GatherGrad and DropoutGrad logic match ref", "[cuda_logic][layer_grad_sequence]") {
@@ -215,9 +244,20 @@ TEST_CASE("cuda CachedAttention logic (cache write, online softmax shares merged
       CHECK(in[4].bytes == want_in[4].bytes);
     }
   }
-  // A position past the cache: ref refuses; the device logic writes nothing.
+  // A position past the cache: ref refuses; the device logic reports it and writes nothing.
   const cuda::AttentionShape a{1, 1, 1, 2, 4, 2};
   CHECK(a.position_fits(2));
   CHECK_FALSE(a.position_fits(3));
   CHECK_FALSE(a.position_fits(-1));
+  const float k[4] = {1, 2, 3, 4}, v[4] = {5, 6, 7, 8};
+  for (const int64_t position : {int64_t{2}, int64_t{3}, int64_t{-1}}) {
+    float key_cache[8] = {}, value_cache[8] = {};
+    int32_t word = 0;
+    each_element(cuda::CacheWriteElement{k, v, key_cache, value_cache, &position, a, {&word, 5}}, 4);
+    const bool fits = a.position_fits(position);
+    INFO("position " << position);
+    CHECK(word == (fits ? 0 : 5));
+    CHECK(key_cache[7] == (fits ? 4.0f : 0.0f));
+    CHECK(value_cache[4] == (fits ? 5.0f : 0.0f));
+  }
 }
