@@ -10,6 +10,7 @@
 
 #include "kernels/cuda/error_site.hpp"
 #include "kernels/cuda/hd.hpp"
+#include "kernels/cuda/row_team.hpp"
 
 namespace pock::cuda {
 
@@ -60,27 +61,27 @@ struct CrossEntropyRow {
     const int64_t label = labels[r];
     const bool valid = label >= 0 && label < classes;
     if (label == ignore || !valid) {
-      for (int64_t j = team.lane; j < classes; j += team.lanes) zr[j] = label == ignore ? 0.0f : NAN;
+      for_lanes(team, classes, [&](int64_t j) { zr[j] = label == ignore ? 0.0f : NAN; });
       if (team.lane == 0) row_loss[r] = label == ignore ? 0.0f : NAN;
       return;
     }
     const float at_label = zr[label];  // read before the reductions, which every lane passes before writing
     float top = -INFINITY, total = 0.0f;
-    for (int64_t j = team.lane; j < classes; j += team.lanes) {
+    for_lanes(team, classes, [&](int64_t j) {
       top = fmaxf(top, zr[j]);
       total += zr[j];
-    }
+    });
     top = team.max(top);
     const float mean = team.sum(total) / static_cast<float>(classes);
     float sum = 0.0f;
-    for (int64_t j = team.lane; j < classes; j += team.lanes) sum += expf(zr[j] - top);
+    for_lanes(team, classes, [&](int64_t j) { sum += expf(zr[j] - top); });
     const float lse = top + logf(team.sum(sum));
     if (team.lane == 0) row_loss[r] = lse - (1.0f - eps) * at_label - eps * mean;
     const float counted = counts->counted, smooth = eps / static_cast<float>(classes);
-    for (int64_t j = team.lane; j < classes; j += team.lanes) {
+    for_lanes(team, classes, [&](int64_t j) {
       const float target = (j == label ? 1.0f - eps : 0.0f) + smooth;
       zr[j] = (expf(zr[j] - lse) - target) / counted;
-    }
+    });
   }
 };
 
