@@ -153,7 +153,8 @@ void register_block_quant(KernelTable& t) {
   head.prepare = prepare_linear_q_cross_entropy;
   head.release = release_linear_q_cross_entropy;
   t.add(head);
-  t.add(checked_kernel<BlockQuantParams, gather_q_index_error, gather_q>("GatherQ", DType::kU8));  // the same decode under either compute
+  // The same decode under either compute.
+  t.add(checked_kernel<BlockQuantParams, gather_q_index_error, gather_q>("GatherQ", DType::kU8));
 }
 
 }  // namespace pock::cuda

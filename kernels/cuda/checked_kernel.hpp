@@ -39,7 +39,8 @@ Status prepare_checked(const pock_op_desc& op, ErrorMessageFn<Params> message, s
 
 // typed_kernel (runtime/kernel.hpp) for such ops: run receives the parameters and the site.
 template <typename Params, ErrorMessageFn<Params> Message, Status (*Run)(const KernelCall&, const Params&, ErrorSite)>
-KernelDef checked_kernel(const char* op, DType dtype, int32_t score = 1, bool (*accepts)(const pock_op_desc&) = nullptr) {
+KernelDef checked_kernel(const char* op, DType dtype, int32_t score = 1,
+                         bool (*accepts)(const pock_op_desc&) = nullptr) {
   KernelDef d;
   d.op = op;
   d.dtype = dtype;
