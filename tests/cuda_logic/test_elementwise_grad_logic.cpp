@@ -142,7 +142,8 @@ TEST_CASE("cuda elementwise_grad logic: ReduceSumGrad and ReduceMaxGrad, ties in
     REQUIRE(params::parse(d, &p).is_ok());
     const pock_tensor_desc view = keepdims_view(p.reduced, d.outputs[0]);
     const pock_tensor_desc* back[1] = {&view};
-    each_element(float_map<ScaleOp, 1>(d, broadcast_index<1>(d.outputs[0], back), static_cast<float>(p.scale)), numel(d.outputs[0]));
+    each_element(float_map<ScaleOp, 1>(d, broadcast_index<1>(d.outputs[0], back), static_cast<float>(p.scale)),
+                 numel(d.outputs[0]));
     INFO(shape_str(k.x) << " keepdims " << k.keepdims);
     CHECK(f32_mismatches(got[0], want[0], 0, 0) == "");
 
@@ -160,8 +161,8 @@ TEST_CASE("cuda elementwise_grad logic: ReduceSumGrad and ReduceMaxGrad, ties in
     const pock_tensor_desc group_view = keepdims_view(p.reduced, d.inputs[1]);
     const pock_tensor_desc* group_of[1] = {&group_view};
     each_element(MaxGradMap{static_cast<const float*>(d.inputs[0].data), x, ym, ties.data(),
-                                             static_cast<float*>(d.outputs[0].data),
-                                             broadcast_index<1>(d.inputs[1], group_of)}, numel(d.outputs[0]));
+                            static_cast<float*>(d.outputs[0].data), broadcast_index<1>(d.inputs[1], group_of)},
+                 numel(d.outputs[0]));
     CHECK(f32_mismatches(got[0], want[0], 0, 0) == "");
   }
 }

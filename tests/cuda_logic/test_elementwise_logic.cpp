@@ -186,7 +186,8 @@ TEST_CASE("cuda elementwise logic: Cast between every pair of ref's dtypes", "[c
       if (from == to) {
         std::memcpy(d.outputs[0].data, d.inputs[0].data, d.outputs[0].nbytes);  // the kernel's copy
       } else {
-        each_element(CastMap{d.inputs[0].data, d.outputs[0].data, d.inputs[0].dtype, d.outputs[0].dtype}, numel(d.outputs[0]));
+        each_element(CastMap{d.inputs[0].data, d.outputs[0].data, d.inputs[0].dtype, d.outputs[0].dtype},
+                     numel(d.outputs[0]));
       }
       INFO(dtype_name(from) << " -> " << dtype_name(to));
       CHECK(byte_mismatches(got[0], want[0]) == "");

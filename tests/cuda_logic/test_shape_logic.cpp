@@ -46,7 +46,8 @@ void run_gather(const pock_op_desc& d, const MovePlan& plan) {
                                    d.outputs[0].data, numel(d.outputs[0]));
   with_move_width(l.bytes, [&](auto t) {
     using T = decltype(t);
-    each_element(GatherMap<T>{static_cast<const T*>(d.inputs[0].data), static_cast<T*>(d.outputs[0].data), *l.index}, l.moves);
+    each_element(GatherMap<T>{static_cast<const T*>(d.inputs[0].data), static_cast<T*>(d.outputs[0].data), *l.index},
+                 l.moves);
   });
 }
 
@@ -179,7 +180,8 @@ TEST_CASE("cuda shape logic: Pad with crops and a fill in every encoding", "[cud
       check_bytes(op, [](const pock_op_desc& d, const params::ShapeParams& p) { return pad_plan(d.inputs[0], d.outputs[0], p); },
                   [](const pock_op_desc& d, const PadPlan& plan) {
                     with_element_width(d.outputs[0].dtype, [&](auto t) {
-                      each_element(pad_map<decltype(t)>(d.inputs[0].data, d.outputs[0].data, plan), numel(d.outputs[0]));
+                      each_element(pad_map<decltype(t)>(d.inputs[0].data, d.outputs[0].data, plan),
+                                   numel(d.outputs[0]));
                     });
                   });
     }
