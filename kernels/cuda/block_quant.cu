@@ -12,6 +12,7 @@
 
 #include "kernels/cuda/block_quant_head.hpp"
 #include "kernels/cuda/block_quant_launch.cuh"
+#include "kernels/cuda/checked_kernel.hpp"
 #include "kernels/cuda/cuda_families.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/kernel_launch.cuh"
@@ -113,14 +114,22 @@ Status linear_q_input_grad(const KernelCall& c) {
 }
 
 template <typename Index>
-cudaError_t launch_gather_q(const KernelCall& c, const params::BlockQuantParams& p) {
-  const GatherQElement<Index> element{quant_rows(c, 0, p), p.in_features, c.in_data<Index>(1), c.out_data<float>(0)};
+cudaError_t launch_gather_q(const KernelCall& c, const params::BlockQuantParams& p, ErrorSite error) {
+  const GatherQElement<Index> element{quant_rows(c, 0, p), p.in_features, c.in_data<Index>(1), c.out_data<float>(0),
+                                      error};
   return launch_map(numel(c.in(1)) * p.in_features, current_stream(), element);
 }
 
 // GatherQ(table [V, row_bytes], indices) -> [..., K].
-Status gather_q(const KernelCall& c, const params::BlockQuantParams& p) {
-  return launched(c, c.in(1).dtype == POCK_I32 ? launch_gather_q<int32_t>(c, p) : launch_gather_q<int64_t>(c, p));
+Status gather_q(const KernelCall& c, const params::BlockQuantParams& p, ErrorSite error) {
+  return launched(c, c.in(1).dtype == POCK_I32 ? launch_gather_q<int32_t>(c, p, error)
+                                               : launch_gather_q<int64_t>(c, p, error));
+}
+
+// ref's words for an index outside the table's rows.
+std::string gather_q_index_error(const pock_op_desc& op, const params::BlockQuantParams&) {
+  const int64_t rows = op.inputs[0].dims[0];
+  return "an index is out of range [" + std::to_string(-rows) + ", " + std::to_string(rows) + ")";
 }
 
 }  // namespace
@@ -144,7 +153,8 @@ void register_block_quant(KernelTable& t) {
   head.prepare = prepare_linear_q_cross_entropy;
   head.release = release_linear_q_cross_entropy;
   t.add(head);
-  t.add(typed_kernel<BlockQuantParams, gather_q>("GatherQ", DType::kU8));  // the same decode under either compute
+  // The same decode under either compute.
+  t.add(checked_kernel<BlockQuantParams, gather_q_index_error, gather_q>("GatherQ", DType::kU8));
 }
 
 }  // namespace pock::cuda

@@ -11,6 +11,7 @@
 #include "kernels/cuda/block_quant_head.hpp"
 #include "kernels/cuda/block_quant_head_logic.hpp"
 #include "kernels/cuda/block_quant_launch.cuh"
+#include "kernels/cuda/checked_kernel.hpp"
 
 namespace pock::cuda {
 namespace {
@@ -76,29 +77,34 @@ Status chunk_input_grad(const KernelCall& c, const params::BlockQuantParams& p, 
                                                              rows, s.features, s.classes});
 }
 
+// ref's words for a label outside the classes.
+std::string label_error(const pock_op_desc& op, const params::BlockQuantParams& p) {
+  return "a label is outside [0, " + std::to_string(head_shape(op, p).classes) + ") and is not ignore_index";
+}
+
 }  // namespace
 
 Status prepare_linear_q_cross_entropy(const pock_op_desc& op, void** state) {
-  std::unique_ptr<params::BlockQuantParams> p(new (std::nothrow) params::BlockQuantParams);
-  if (!p) return Status(Code::kOutOfMemory, std::string(op.op) + " '" + op.name + "': parameters");
-  POCK_RETURN_IF_ERROR(parse(op, p.get()));
+  std::unique_ptr<Checked<params::BlockQuantParams>> s;
+  POCK_RETURN_IF_ERROR(prepare_checked<params::BlockQuantParams>(op, label_error, &s));
   size_t bytes = 0;
-  head_scratch(nullptr, head_shape(op, *p), p->int8, &bytes);
+  head_scratch(nullptr, head_shape(op, s->params), s->params.int8, &bytes);
   POCK_RETURN_IF_ERROR(reserve_workspace(bytes));
-  *state = p.release();
+  *state = s.release();
   return Status::ok();
 }
 
-void release_linear_q_cross_entropy(void* state) { delete static_cast<params::BlockQuantParams*>(state); }
+void release_linear_q_cross_entropy(void* state) { delete static_cast<Checked<params::BlockQuantParams>*>(state); }
 
 Status linear_q_cross_entropy(const KernelCall& c) {
-  const params::BlockQuantParams& p = *static_cast<const params::BlockQuantParams*>(c.state);
+  const auto& state = *static_cast<const Checked<params::BlockQuantParams>*>(c.state);
+  const params::BlockQuantParams& p = state.params;
   const HeadShape s = head_shape(*c.desc, p);
   size_t bytes = 0;
   const HeadScratch h = head_scratch(workspace(), s, p.int8, &bytes);
   const int64_t* labels = c.in_data<int64_t>(2);
   const bool grad = c.num_outputs() > 1;
-  const CountLabels count{labels, s.rows, s.classes, p.ignore_index, h.counts};
+  const CountLabels count{labels, s.rows, s.classes, p.ignore_index, h.counts, state.error()};
   POCK_RETURN_IF_ERROR(launched(c, launch_rows(1, s.rows, current_stream(), count)));
   if (grad && p.int8) POCK_RETURN_IF_ERROR(quantize_columns(c, quant_rows(c, 1, p), s.features, h.columns));
   for (int64_t r0 = 0; r0 < s.rows; r0 += s.chunk) {

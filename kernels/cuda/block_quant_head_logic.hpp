@@ -8,12 +8,15 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cuda/error_site.hpp"
 #include "kernels/cuda/hd.hpp"
+#include "kernels/cuda/row_team.hpp"
 
 namespace pock::cuda {
 
 // Rows whose label counts, and whether any label is outside [0, classes) and not ignored (ref
-// refuses such a label; here it makes the loss NaN, so that the step fails as numerical).
+// refuses such a label; here it is reported to the error site, and the loss is NaN so that
+// nothing reads it as a number before the step's failure is seen).
 struct HeadCounts {
   float counted;
   float bad;
@@ -23,6 +26,7 @@ struct CountLabels {
   const int64_t* labels;
   int64_t rows, classes, ignore;
   HeadCounts* out;
+  ErrorSite error;  // told of a bad label, so that the step fails with ref's message
   template <typename Team>
   POCK_HD void operator()(const Team& team, int64_t) const {
     float counted = 0.0f, bad = 0.0f;
@@ -33,7 +37,10 @@ struct CountLabels {
     }
     counted = team.sum(counted);
     bad = team.max(bad);
-    if (team.lane == 0) *out = {counted, bad};
+    if (team.lane == 0) {
+      *out = {counted, bad};
+      if (bad != 0.0f) error.report();
+    }
   }
 };
 
@@ -54,27 +61,27 @@ struct CrossEntropyRow {
     const int64_t label = labels[r];
     const bool valid = label >= 0 && label < classes;
     if (label == ignore || !valid) {
-      for (int64_t j = team.lane; j < classes; j += team.lanes) zr[j] = label == ignore ? 0.0f : NAN;
+      for_lanes(team, classes, [&](int64_t j) { zr[j] = label == ignore ? 0.0f : NAN; });
       if (team.lane == 0) row_loss[r] = label == ignore ? 0.0f : NAN;
       return;
     }
     const float at_label = zr[label];  // read before the reductions, which every lane passes before writing
     float top = -INFINITY, total = 0.0f;
-    for (int64_t j = team.lane; j < classes; j += team.lanes) {
+    for_lanes(team, classes, [&](int64_t j) {
       top = fmaxf(top, zr[j]);
       total += zr[j];
-    }
+    });
     top = team.max(top);
     const float mean = team.sum(total) / static_cast<float>(classes);
     float sum = 0.0f;
-    for (int64_t j = team.lane; j < classes; j += team.lanes) sum += expf(zr[j] - top);
+    for_lanes(team, classes, [&](int64_t j) { sum += expf(zr[j] - top); });
     const float lse = top + logf(team.sum(sum));
     if (team.lane == 0) row_loss[r] = lse - (1.0f - eps) * at_label - eps * mean;
     const float counted = counts->counted, smooth = eps / static_cast<float>(classes);
-    for (int64_t j = team.lane; j < classes; j += team.lanes) {
+    for_lanes(team, classes, [&](int64_t j) {
       const float target = (j == label ? 1.0f - eps : 0.0f) + smooth;
       zr[j] = (expf(zr[j] - lse) - target) / counted;
-    }
+    });
   }
 };
 

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "ir/block_format.hpp"
+#include "kernels/cuda/error_site.hpp"
 #include "kernels/cuda/hd.hpp"
 
 namespace pock::cuda {
@@ -131,17 +132,21 @@ struct QuantRows {
 };
 
 // GatherQ: output element i of [count, cols] is row indices[i / cols], decoded; an index out of
-// range gives zeros (ref refuses it; run does not wait for device indices).
+// range is reported to `error` (ref refuses it; run does not wait for device indices) and gives
+// zeros.
 template <typename Index>
 struct GatherQElement {
   QuantRows table;
   int64_t cols;
   const Index* indices;
   float* out;
+  ErrorSite error;
   POCK_HD void operator()(int64_t i) const {
     int64_t row = static_cast<int64_t>(indices[i / cols]);
     if (row < 0) row += table.rows;
-    out[i] = row >= 0 && row < table.rows ? table.at(row, i % cols) : 0.0f;
+    const bool fits = row >= 0 && row < table.rows;
+    if (!fits) error.report();
+    out[i] = fits ? table.at(row, i % cols) : 0.0f;
   }
 };
 

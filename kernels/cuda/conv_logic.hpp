@@ -219,7 +219,7 @@ struct GlobalAvgPoolPlane {
   template <typename Team>
   POCK_HD void operator()(const Team& team, int64_t plane) const {
     float sum = 0.0f;
-    for (int64_t i = team.lane; i < area; i += team.lanes) sum += x[plane * area + i];
+    for_lanes(team, area, [&](int64_t i) { sum += x[plane * area + i]; });
     sum = team.sum(sum);
     if (team.lane == 0) y[plane] = area > 0 ? sum / static_cast<float>(area) : 0.0f;
   }

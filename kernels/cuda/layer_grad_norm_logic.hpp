@@ -32,17 +32,17 @@ struct LayerNormGradRow {
     const int64_t base = row * features;
     const float m = mean[row], s = invstd[row];
     float sum_gdy = 0.0f, sum_gdy_xhat = 0.0f;
-    for (int64_t j = team.lane; j < features; j += team.lanes) {
-      const float gdy = (gamma ? gamma[j] : 1.0f) * dy[base + j];
+    for_lanes(team, features, [&](int64_t j) {
+      const float gdy = gamma_at(gamma, j) * dy[base + j];
       sum_gdy += gdy;
       sum_gdy_xhat += gdy * (x[base + j] - m) * s;
-    }
+    });
     const float n = static_cast<float>(features);
     const float mean_gdy = team.sum(sum_gdy) / n, mean_gdy_xhat = team.sum(sum_gdy_xhat) / n;
-    for (int64_t j = team.lane; j < features; j += team.lanes) {
-      const float gdy = (gamma ? gamma[j] : 1.0f) * dy[base + j];
+    for_lanes(team, features, [&](int64_t j) {
+      const float gdy = gamma_at(gamma, j) * dy[base + j];
       dx[base + j] = s * (gdy - mean_gdy - (x[base + j] - m) * s * mean_gdy_xhat);
-    }
+    });
   }
 };
 
@@ -75,14 +75,11 @@ struct RmsNormGradRow {
     const int64_t base = row * features;
     const float r = invrms[row];
     float sum_gdy_x = 0.0f;
-    for (int64_t j = team.lane; j < features; j += team.lanes) {
-      sum_gdy_x += (gamma ? gamma[j] : 1.0f) * dy[base + j] * x[base + j];
-    }
+    for_lanes(team, features, [&](int64_t j) { sum_gdy_x += gamma_at(gamma, j) * dy[base + j] * x[base + j]; });
     const float mean_gdy_x = team.sum(sum_gdy_x) / static_cast<float>(features);
     const float r3_mean = r * r * r * mean_gdy_x;
-    for (int64_t j = team.lane; j < features; j += team.lanes) {
-      dx[base + j] = r * (gamma ? gamma[j] : 1.0f) * dy[base + j] - x[base + j] * r3_mean;
-    }
+    for_lanes(team, features,
+              [&](int64_t j) { dx[base + j] = r * gamma_at(gamma, j) * dy[base + j] - x[base + j] * r3_mean; });
   }
 };
 
@@ -111,15 +108,15 @@ struct SoftmaxGradRow {
   POCK_HD void operator()(const Team& team, int64_t row) const {
     const int64_t base = rows.first(row), stride = rows.inner, n = rows.extent;
     float sum = 0.0f;
-    for (int64_t k = team.lane; k < n; k += team.lanes) {
+    for_lanes(team, n, [&](int64_t k) {
       const int64_t i = base + k * stride;
       sum += kLog ? dy[i] : dy[i] * y[i];
-    }
+    });
     sum = team.sum(sum);
-    for (int64_t k = team.lane; k < n; k += team.lanes) {
+    for_lanes(team, n, [&](int64_t k) {
       const int64_t i = base + k * stride;
       dx[i] = kLog ? dy[i] - expf(y[i]) * sum : y[i] * (dy[i] - sum);
-    }
+    });
   }
 };
 
@@ -152,7 +149,7 @@ struct BatchNormGradChannel {
       dbeta[ch] = sum_dy;
     }
     if (!dx) return;
-    const float scale = (gamma ? gamma[ch] : 1.0f) * s;
+    const float scale = gamma_at(gamma, ch) * s;
     const float mean_dy = sum_dy / static_cast<float>(count), mean_dy_xhat = sum_dy_xhat / static_cast<float>(count);
     view.for_each(team, ch, [&](int64_t i) { dx[i] = scale * (dy[i] - mean_dy - (x[i] - m) * s * mean_dy_xhat); });
   }

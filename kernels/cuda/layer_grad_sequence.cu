@@ -8,6 +8,7 @@
 #include <memory>
 #include <new>
 
+#include "kernels/cuda/checked_kernel.hpp"
 #include "kernels/cuda/cuda_families.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/kernel_launch.cuh"
@@ -71,31 +72,38 @@ bool gather_grad_fits(const pock_op_desc& op) {
   return l.extent < INT_MAX && l.count < INT_MAX;
 }
 
+// ref's words for an index outside the axis (ref refuses it; here its dy rows are skipped).
+std::string gather_grad_index_error(const pock_op_desc& op, const params::SequenceParams& p) {
+  return "an index is out of range for axis extent " + std::to_string(grad_layout(op, p).extent);
+}
+
 Status prepare_gather_grad(const pock_op_desc& op, void** state) {
-  std::unique_ptr<params::SequenceParams> p(new (std::nothrow) params::SequenceParams);
-  if (!p) return Status(Code::kOutOfMemory, std::string(op.op) + " '" + op.name + "': parameters");
-  POCK_RETURN_IF_ERROR(parse(op, p.get()));
+  std::unique_ptr<Checked<params::SequenceParams>> s;
+  POCK_RETURN_IF_ERROR(prepare_checked<params::SequenceParams>(op, gather_grad_index_error, &s));
   SortPieces pieces;
-  POCK_RETURN_IF_ERROR(sort_pieces(op, grad_layout(op, *p), nullptr, &pieces));
-  *state = p.release();
+  POCK_RETURN_IF_ERROR(sort_pieces(op, grad_layout(op, s->params), nullptr, &pieces));
+  *state = s.release();
   return Status::ok();
 }
 
 template <typename Index>
-cudaError_t launch_keys(const KernelCall& c, const GatherLayout& l, const SortPieces& p) {
-  return launch_map(l.count, current_stream(), GatherGradKeys<Index>{c.in_data<Index>(1), l.extent, p.rows_in, p.positions_in});
+cudaError_t launch_keys(const KernelCall& c, const GatherLayout& l, const SortPieces& p, ErrorSite error) {
+  const GatherGradKeys<Index> keys{c.in_data<Index>(1), l.extent, p.rows_in, p.positions_in, error};
+  return launch_map(l.count, current_stream(), keys);
 }
 
 // GatherGrad(dy, indices) -> ddata: zeros, then each indexed row the sum of its dy rows.
 Status gather_grad(const KernelCall& c) {
-  const params::SequenceParams& params = *static_cast<const params::SequenceParams*>(c.state);
-  const GatherLayout l = grad_layout(*c.desc, params);
+  const auto& state = *static_cast<const Checked<params::SequenceParams>*>(c.state);
+  const GatherLayout l = grad_layout(*c.desc, state.params);
   const pock_tensor_desc& dx = c.out(0);
   POCK_RETURN_IF_ERROR(launched(c, cudaMemsetAsync(dx.data, 0, dx.nbytes, current_stream())));
   if (l.count == 0) return Status::ok();
   SortPieces p;
   POCK_RETURN_IF_ERROR(sort_pieces(*c.desc, l, workspace(), &p));
-  POCK_RETURN_IF_ERROR(launched(c, c.in(1).dtype == POCK_I32 ? launch_keys<int32_t>(c, l, p) : launch_keys<int64_t>(c, l, p)));
+  const ErrorSite error = state.error();
+  POCK_RETURN_IF_ERROR(launched(c, c.in(1).dtype == POCK_I32 ? launch_keys<int32_t>(c, l, p, error)
+                                                             : launch_keys<int64_t>(c, l, p, error)));
   POCK_RETURN_IF_ERROR(launched(c, sort_pairs(p.sort_scratch, p.sort_bytes, p, l.count, l.extent, current_stream())));
   const GatherGradRuns runs{p.rows, p.positions, c.in_data<float>(0), c.out_data<float>(0), l};
   return launched(c, launch_map(l.outer * l.count * l.inner, current_stream(), runs));
@@ -115,7 +123,7 @@ void register_layer_grad_sequence(KernelTable& t) {
   grad.dtype = DType::kF32;
   grad.run = gather_grad;
   grad.prepare = prepare_gather_grad;
-  grad.release = [](void* state) { delete static_cast<params::SequenceParams*>(state); };
+  grad.release = [](void* state) { delete static_cast<Checked<params::SequenceParams>*>(state); };
   grad.accepts = gather_grad_fits;
   t.add(grad);
   t.add(typed_kernel<params::SequenceParams, dropout_grad>("DropoutGrad", DType::kF32));

@@ -19,6 +19,9 @@ POCK_HD float inverse_root(float sum, int64_t count, float eps) {
   return 1.0f / sqrtf(mean + eps);
 }
 
+// gamma[j], or 1 where the op has no gamma.
+POCK_HD float gamma_at(const float* gamma, int64_t j) { return gamma ? gamma[j] : 1.0f; }
+
 // LayerNorm over rows of `features` contiguous values; gamma, beta and the statistics optional.
 struct LayerNormRow {
   const float* x;
@@ -35,17 +38,17 @@ struct LayerNormRow {
     const float* xr = x + row * features;
     float* yr = y + row * features;
     float sum = 0.0f;
-    for (int64_t j = team.lane; j < features; j += team.lanes) sum += xr[j];
+    for_lanes(team, features, [&](int64_t j) { sum += xr[j]; });
     const float mean = features > 0 ? team.sum(sum) / static_cast<float>(features) : 0.0f;
     float squares = 0.0f;
-    for (int64_t j = team.lane; j < features; j += team.lanes) squares += (xr[j] - mean) * (xr[j] - mean);
+    for_lanes(team, features, [&](int64_t j) { squares += (xr[j] - mean) * (xr[j] - mean); });
     const float invstd = inverse_root(team.sum(squares), features, eps);
-    for (int64_t j = team.lane; j < features; j += team.lanes) {
+    for_lanes(team, features, [&](int64_t j) {
       float out = (xr[j] - mean) * invstd;
       if (gamma) out *= gamma[j];
       if (beta) out += beta[j];
       yr[j] = out;
-    }
+    });
     if (team.lane == 0 && mean_out) mean_out[row] = mean;
     if (team.lane == 0 && invstd_out) invstd_out[row] = invstd;
   }
@@ -65,9 +68,9 @@ struct RmsNormRow {
     const float* xr = x + row * features;
     float* yr = y + row * features;
     float squares = 0.0f;
-    for (int64_t j = team.lane; j < features; j += team.lanes) squares += xr[j] * xr[j];
+    for_lanes(team, features, [&](int64_t j) { squares += xr[j] * xr[j]; });
     const float invrms = inverse_root(team.sum(squares), features, eps);
-    for (int64_t j = team.lane; j < features; j += team.lanes) yr[j] = xr[j] * invrms * (gamma ? gamma[j] : 1.0f);
+    for_lanes(team, features, [&](int64_t j) { yr[j] = xr[j] * invrms * gamma_at(gamma, j); });
     if (team.lane == 0 && invrms_out) invrms_out[row] = invrms;
   }
 };
@@ -92,16 +95,16 @@ struct SoftmaxRow {
   POCK_HD void operator()(const Team& team, int64_t row) const {
     const int64_t base = rows.first(row), stride = rows.inner, n = rows.extent;
     float top = -INFINITY;
-    for (int64_t k = team.lane; k < n; k += team.lanes) top = fmaxf(top, x[base + k * stride]);
+    for_lanes(team, n, [&](int64_t k) { top = fmaxf(top, x[base + k * stride]); });
     top = team.max(top);
     float sum = 0.0f;
-    for (int64_t k = team.lane; k < n; k += team.lanes) sum += expf(x[base + k * stride] - top);
+    for_lanes(team, n, [&](int64_t k) { sum += expf(x[base + k * stride] - top); });
     sum = team.sum(sum);
     const float log_sum = logf(sum), inverse_sum = 1.0f / sum;
-    for (int64_t k = team.lane; k < n; k += team.lanes) {
+    for_lanes(team, n, [&](int64_t k) {
       const float shifted = x[base + k * stride] - top;
       y[base + k * stride] = kLog ? shifted - log_sum : expf(shifted) * inverse_sum;
-    }
+    });
   }
 };
 

@@ -19,6 +19,13 @@ struct SoloTeam {
   POCK_HD float max(float v) const { return v; }
 };
 
+// f(j) for this participant's share of [0, n): j = lane, lane + lanes, ... The loop every row
+// routine strides its passes with.
+template <typename Team, typename F>
+POCK_HD void for_lanes(const Team& team, int64_t n, F&& f) {
+  for (int64_t j = team.lane; j < n; j += team.lanes) f(j);
+}
+
 // x [N, C, inner...] seen per channel: the batch * inner values of channel ch, the row of a
 // channel's team (batch norms, Conv2dGradBias).
 struct ChannelView {

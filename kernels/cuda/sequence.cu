@@ -5,6 +5,7 @@
 // tests/cuda_logic/test_sequence_logic.cpp.
 #include <cmath>
 
+#include "kernels/cuda/checked_kernel.hpp"
 #include "kernels/cuda/cuda_families.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/kernel_launch.cuh"
@@ -17,23 +18,33 @@ namespace pock::cuda {
 namespace {
 
 template <typename Word, typename Index>
-cudaError_t launch_gather(const KernelCall& c, const GatherLayout& l) {
-  const GatherElement<Word, Index> element{c.in_data<Word>(0), c.in_data<Index>(1), c.out_data<Word>(0), l};
+cudaError_t launch_gather(const KernelCall& c, const GatherLayout& l, ErrorSite error) {
+  const GatherElement<Word, Index> element{c.in_data<Word>(0), c.in_data<Index>(1), c.out_data<Word>(0), l, error};
   return launch_map(l.outer * l.count * l.inner, current_stream(), element);
 }
 
 template <typename Word>
-cudaError_t launch_gather(const KernelCall& c, const GatherLayout& l) {
-  return c.in(1).dtype == POCK_I32 ? launch_gather<Word, int32_t>(c, l) : launch_gather<Word, int64_t>(c, l);
+cudaError_t launch_gather(const KernelCall& c, const GatherLayout& l, ErrorSite error) {
+  return c.in(1).dtype == POCK_I32 ? launch_gather<Word, int32_t>(c, l, error)
+                                   : launch_gather<Word, int64_t>(c, l, error);
 }
 
-Status gather(const KernelCall& c, const params::SequenceParams& p) {
+// ref's words for an index outside the axis.
+std::string gather_index_error(const pock_op_desc& op, const params::SequenceParams& p) {
+  const int rank = op.inputs[0].rank;
+  const int64_t axis = p.axis < 0 ? p.axis + rank : p.axis;
+  const int64_t extent = op.inputs[0].dims[axis];
+  return "an index is out of range [" + std::to_string(-extent) + ", " + std::to_string(extent) + ") for axis " +
+         std::to_string(axis);
+}
+
+Status gather(const KernelCall& c, const params::SequenceParams& p, ErrorSite error) {
   const GatherLayout l = gather_layout(c.in(0).dims, c.in(0).rank, p.axis, numel(c.in(1)));
   switch (dtype_size(static_cast<DType>(c.in(0).dtype))) {
-    case 1: return launched(c, launch_gather<uint8_t>(c, l));
-    case 2: return launched(c, launch_gather<uint16_t>(c, l));
-    case 4: return launched(c, launch_gather<uint32_t>(c, l));
-    case 8: return launched(c, launch_gather<uint64_t>(c, l));
+    case 1: return launched(c, launch_gather<uint8_t>(c, l, error));
+    case 2: return launched(c, launch_gather<uint16_t>(c, l, error));
+    case 4: return launched(c, launch_gather<uint32_t>(c, l, error));
+    case 8: return launched(c, launch_gather<uint64_t>(c, l, error));
     default: return c.error("no element size the kernel copies");
   }
 }
@@ -129,11 +140,19 @@ AttentionShape attention_shape(const pock_op_desc& op) {
 
 bool attention_fits(const pock_op_desc& op) { return op.inputs[0].dims[3] <= kAttentionMaxDim; }
 
-Status cached_attention(const KernelCall& c, const params::SequenceParams& p) {
+// ref's words for a position whose new rows do not fit the cache.
+std::string attention_position_error(const pock_op_desc& op, const params::SequenceParams&) {
+  const AttentionShape shape = attention_shape(op);
+  return "the position + " + std::to_string(shape.seq) + " new rows do not fit the KV cache of " +
+         std::to_string(shape.capacity);
+}
+
+Status cached_attention(const KernelCall& c, const params::SequenceParams& p, ErrorSite error) {
   const AttentionShape shape = attention_shape(*c.desc);
   const int64_t* position = c.in_data<int64_t>(5);
   const CacheWriteElement write{c.in_data<float>(1),    c.in_data<float>(2), c.inout_data<float>(3),
-                                c.inout_data<float>(4), position,            shape};
+                                c.inout_data<float>(4), position,            shape,
+                                error};
   POCK_RETURN_IF_ERROR(launched(c, launch_map(numel(c.in(1)), current_stream(), write)));
   const int64_t rows = shape.batch * shape.heads * shape.seq;
   if (rows == 0) return Status::ok();
@@ -159,11 +178,12 @@ Status cached_attention(const KernelCall& c, const params::SequenceParams& p) {
 
 void register_sequence(KernelTable& t) {
   for (int i = 0; i < kNumDTypes; ++i) {
-    t.add(typed_kernel<params::SequenceParams, gather>("Gather", static_cast<DType>(i)));
+    t.add(checked_kernel<params::SequenceParams, gather_index_error, gather>("Gather", static_cast<DType>(i)));
   }
   t.add(typed_kernel<params::SequenceParams, rope>("Rope", DType::kF32));
   t.add(typed_kernel<params::SequenceParams, causal_mask>("CausalMask", DType::kF32));
-  t.add(typed_kernel<params::SequenceParams, cached_attention>("CachedAttention", DType::kF32, 1, attention_fits));
+  t.add(checked_kernel<params::SequenceParams, attention_position_error, cached_attention>(
+      "CachedAttention", DType::kF32, 1, attention_fits));
   t.add({"Dropout", DType::kF32, dropout});
   t.add(typed_kernel<params::SequenceParams, dropout_train>("DropoutTrain", DType::kF32));
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cuda/error_site.hpp"
 #include "kernels/cuda/hd.hpp"
 
 namespace pock::cuda {
@@ -37,33 +38,40 @@ POCK_HD int64_t gather_source(const GatherLayout& l, const Index* indices, int64
 }
 
 // Gather of elements of `Word`'s size (the dtype's bytes, whatever it is). An index out of range
-// gives zeros: ref reports it, but the indices live on the device and run() does not wait for them.
+// is reported to `error` (ref refuses it; the indices live on the device and run() does not wait
+// for them) and its elements are zeros, so nothing reads outside `data`.
 template <typename Word, typename Index>
 struct GatherElement {
   const Word* data;
   const Index* indices;
   Word* out;
   GatherLayout layout;
+  ErrorSite error;
   POCK_HD void operator()(int64_t i) const {
     const int64_t from = gather_source(layout, indices, i);
+    if (from < 0) error.report();
     out[i] = from >= 0 ? data[from] : Word{};
   }
 };
 
 // GatherGrad, deterministically: the (row, position) pairs of the indices sorted by row, stably,
 // then each run of one row summed in position order, which is ref's order, so dx is ref's bit for
-// bit. Rows are normalized (negative counts from the end); an index out of range becomes the
-// row `extent`, sorted last and skipped (ref refuses it; run does not wait for device indices).
+// bit. Rows are normalized (negative counts from the end); an index out of range is reported to
+// `error` (ref refuses it; run does not wait for device indices) and becomes the row `extent`,
+// sorted last and skipped.
 template <typename Index>
 struct GatherGradKeys {
   const Index* indices;
   int64_t extent;
   uint32_t* rows;
   int32_t* positions;
+  ErrorSite error;
   POCK_HD void operator()(int64_t i) const {
     int64_t row = static_cast<int64_t>(indices[i]);
     if (row < 0) row += extent;
-    rows[i] = static_cast<uint32_t>(row >= 0 && row < extent ? row : extent);
+    const bool fits = row >= 0 && row < extent;
+    if (!fits) error.report();
+    rows[i] = static_cast<uint32_t>(fits ? row : extent);
     positions[i] = static_cast<int32_t>(i);
   }
 };
@@ -168,7 +176,8 @@ struct DropoutGradElement {
 // ---- CachedAttention ----------------------------------------------------------------------------
 // q [B, H, S, D]; k, v [B, KV, S, D] go into the caches [B, KV, T, D] at rows p..p+S-1; query s of
 // head h attends to cache rows 0..p+s of KV head h / (H / KV). The position p lives on the device:
-// a p out of range (ref refuses it) leaves caches and output untouched.
+// a p out of range (ref refuses it) is reported by the cache write and leaves caches and output
+// untouched.
 
 struct AttentionShape {
   int64_t batch, heads, kv_heads, seq, capacity, dim;
@@ -183,9 +192,13 @@ struct CacheWriteElement {
   float* value_cache;
   const int64_t* position;
   AttentionShape shape;
+  ErrorSite error;
   POCK_HD void operator()(int64_t i) const {
     const int64_t p = *position;
-    if (!shape.position_fits(p)) return;
+    if (!shape.position_fits(p)) {
+      if (i == 0) error.report();  // one store for the whole op
+      return;
+    }
     const int64_t e = i % shape.dim, row = i / shape.dim;  // row = (b * KV + h) * S + s
     const int64_t s = row % shape.seq, head = row / shape.seq;
     const int64_t to = (head * shape.capacity + p + s) * shape.dim + e;

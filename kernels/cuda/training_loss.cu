@@ -11,7 +11,7 @@
 
 #include "kernels/cuda/block_reduce.cuh"
 #include "kernels/cuda/cuda_util.hpp"
-#include "kernels/cuda/device_error.hpp"
+#include "kernels/cuda/checked_kernel.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/stream.hpp"
 #include "kernels/cuda/training_logic.hpp"
@@ -23,12 +23,6 @@ namespace {
 
 std::string op_name(const pock_op_desc& op) { return std::string(op.op) + " '" + op.name + "'"; }
 bool f32(const pock_tensor_desc& t) { return is_dtype(t, POCK_F32); }
-
-// A plain store: atomics on mapped host memory are not portable (PCIe), and any site recorded
-// names a real failure of this step.
-__device__ void record_error(int32_t* word, int32_t site) {
-  if (word) *reinterpret_cast<volatile int32_t*>(word) = site;
-}
 
 // ---- MseLoss and MseLossGrad ------------------------------------------------------------------
 
@@ -96,10 +90,7 @@ Status mse_loss_grad(const KernelCall& c) {
 
 // ---- SoftmaxCrossEntropy and its gradient -----------------------------------------------------
 
-struct CrossEntropyState {
-  params::CrossEntropyParams params;
-  int32_t site = 0;  // device_error.hpp: a label outside [0, C)
-};
+using CrossEntropyState = Checked<params::CrossEntropyParams>;  // the site: a label outside [0, C)
 
 struct RowShape {
   int64_t rows = 0, classes = 0;
@@ -131,8 +122,7 @@ __device__ RowStats row_stats(const float* x, int64_t classes, bool want_mean) {
 
 // One block per row: rows_loss[r] and rows_counted[r] (0 for an ignored row).
 __global__ void cross_entropy_rows(const float* logits, const int64_t* labels, int64_t classes, int64_t ignore,
-                                   double smoothing, double* rows_loss, double* rows_counted, int32_t* error_word,
-                                   int32_t site) {
+                                   double smoothing, double* rows_loss, double* rows_counted, ErrorSite error) {
   const int64_t r = blockIdx.x;
   const int64_t label = labels[r];
   const bool ignored = label == ignore;
@@ -141,7 +131,7 @@ __global__ void cross_entropy_rows(const float* logits, const int64_t* labels, i
     if (threadIdx.x == 0) {
       rows_loss[r] = 0.0;
       rows_counted[r] = 0.0;
-      if (!valid) record_error(error_word, site);
+      if (!valid) error.report();
     }
     return;
   }
@@ -165,13 +155,13 @@ __global__ void count_rows(const int64_t* labels, int64_t rows, int64_t ignore, 
 // writes it, after the row's statistics are complete.
 __global__ void cross_entropy_grad_rows(const float* dloss, const float* logits, const int64_t* labels, float* dx,
                                         int64_t classes, int64_t ignore, double smoothing, const double* counted,
-                                        int32_t* error_word, int32_t site) {
+                                        ErrorSite error) {
   const int64_t r = blockIdx.x;
   const int64_t label = labels[r];
   const float* x = logits + r * classes;
   float* d = dx + r * classes;
   if (label == ignore || label < 0 || label >= classes) {
-    if (label != ignore && threadIdx.x == 0) record_error(error_word, site);
+    if (label != ignore && threadIdx.x == 0) error.report();
     for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) d[k] = 0.0f;
     return;
   }
@@ -200,14 +190,17 @@ bool cross_entropy_grad_accepts(const pock_op_desc& op) {
 }
 
 // Ref's message for a bad label, without the label and row the device does not report back.
+std::string label_error(const pock_op_desc& op, const params::CrossEntropyParams&) {
+  const bool grad = op.num_inputs == 3;
+  return "a label is outside [0, " + std::to_string(row_shape(op.inputs[grad ? 1 : 0]).classes) +
+         ") and is not ignore_index";
+}
+
 Status cross_entropy_prepare(const pock_op_desc& op, void** state) {
-  std::unique_ptr<CrossEntropyState> s(new (std::nothrow) CrossEntropyState);
-  if (!s) return Status(Code::kOutOfMemory, op_name(op) + ": state");
-  POCK_RETURN_IF_ERROR(parse(op, &s->params));
+  std::unique_ptr<CrossEntropyState> s;
+  POCK_RETURN_IF_ERROR(prepare_checked<params::CrossEntropyParams>(op, label_error, &s));
   const bool grad = op.num_inputs == 3;
   const RowShape rows = row_shape(op.inputs[grad ? 1 : 0]);
-  s->site = add_error_site(op_name(op) + ": a label is outside [0, " + std::to_string(rows.classes) +
-                           ") and is not ignore_index");
   POCK_RETURN_IF_ERROR(reserve_workspace(sizeof(double) * (grad ? 1 : 2 * static_cast<size_t>(rows.rows))));
   *state = s.release();
   return Status::ok();
@@ -224,7 +217,7 @@ Status softmax_cross_entropy(const KernelCall& c) {
   if (shape.rows > 0) {
     cross_entropy_rows<<<static_cast<unsigned>(shape.rows), kReduceThreads, 0, stream>>>(
         c.in_data<float>(0), c.in_data<int64_t>(1), shape.classes, s.params.ignore_index, s.params.label_smoothing,
-        rows_loss, rows_counted, device_error_word(), s.site);
+        rows_loss, rows_counted, s.error());
   }
   mean_finish<<<1, 1024, 0, stream>>>(rows_loss, rows_counted, shape.rows, 0, c.out_data<float>(0));
   return check(cudaGetLastError(), op_name(*c.desc));
@@ -239,7 +232,7 @@ Status softmax_cross_entropy_grad(const KernelCall& c) {
   count_rows<<<1, 1024, 0, stream>>>(c.in_data<int64_t>(2), shape.rows, s.params.ignore_index, counted);
   cross_entropy_grad_rows<<<static_cast<unsigned>(shape.rows), kReduceThreads, 0, stream>>>(
       c.in_data<float>(0), c.in_data<float>(1), c.in_data<int64_t>(2), c.out_data<float>(0), shape.classes,
-      s.params.ignore_index, s.params.label_smoothing, counted, device_error_word(), s.site);
+      s.params.ignore_index, s.params.label_smoothing, counted, s.error());
   return check(cudaGetLastError(), op_name(*c.desc));
 }
 

@@ -147,19 +147,6 @@ TEST_CASE("every cuda kernel equals ref on random inputs", "[cuda]") {
   ref.destroy(ref.context);
 }
 
-TEST_CASE("a label outside the classes fails the op at synchronize, naming it", "[cuda]") {
-  if (skip_without_gpu()) return;
-  CudaBackend cuda;
-  const DeviceCase bad{"SoftmaxCrossEntropy", {rnd({3, 4}, 60), i64s({3}, {1, 4, 0})}, {}};
-  const OpResults r = cuda.run(bad);
-  INFO(r.status.message());
-  CHECK(r.status.code() == Code::kInvalidArgument);
-  CHECK(r.status.message().find("outside [0, 4)") != std::string::npos);
-  // The error does not stick: the next run of a good case succeeds.
-  const DeviceCase good{"SoftmaxCrossEntropy", {rnd({3, 4}, 61), i64s({3}, {1, 3, 0})}, {}};
-  CHECK(cuda.run(good).status.is_ok());
-}
-
 TEST_CASE("a recorded run of ops is captured once and its replays compute each time", "[cuda]") {
   if (skip_without_gpu()) return;
   REQUIRE(setenv("POCK_CUDA_GRAPHS", "1", 1) == 0);

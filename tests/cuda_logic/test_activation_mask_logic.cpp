@@ -33,14 +33,14 @@ void check_clip_mask(const Attrs& attrs, const std::vector<double>& bounds, uint
   const ClipMaskMap map{static_cast<const float*>(d.inputs[0].data), static_cast<uint8_t*>(d.outputs[0].data),
                         clip_mask_bounds(p)};
   const int64_t n = numel(d.outputs[0]);
-  host_map(n, map);
+  each_element(map, n);
   CHECK(byte_mismatches(outs[0], want[0]) == "");
   outs = op.fresh_outputs();
   const pock_op_desc packed = op.bind(outs);
   REQUIRE(mask_packable(packed.inputs[0].data, packed.inputs[0].data, packed.outputs[0].data));
   ClipMaskPackMap pack{map, n / 4};
   pack.scalar.mask = static_cast<uint8_t*>(packed.outputs[0].data);
-  host_map(n / 4 + n % 4, pack);
+  each_element(pack, n / 4 + n % 4);
   CHECK(byte_mismatches(outs[0], want[0]) == "");
 }
 
@@ -69,13 +69,13 @@ TEST_CASE("cuda activation_mask logic: MaskGrad keeps NaN and infinite dy as ref
   const MaskGradMap map{static_cast<const float*>(d.inputs[0].data), static_cast<const uint8_t*>(d.inputs[1].data),
                         static_cast<float*>(d.outputs[0].data)};
   const int64_t n = numel(d.outputs[0]);
-  host_map(n, map);
+  each_element(map, n);
   CHECK(byte_mismatches(outs[0], want[0]) == "");
   outs = op.fresh_outputs();
   d = op.bind(outs);
   MaskGradPackMap pack{map, n / 4};
   pack.scalar.dx = static_cast<float*>(d.outputs[0].data);
   REQUIRE(mask_packable(pack.scalar.dy, pack.scalar.dx, pack.scalar.mask));
-  host_map(n / 4 + n % 4, pack);
+  each_element(pack, n / 4 + n % 4);
   CHECK(byte_mismatches(outs[0], want[0]) == "");
 }

@@ -1,19 +1,17 @@
 // The CUDA block_quant logic (kernels/cuda/block_quant_logic.hpp) on the host against the
 // reference kernels: the half and block decoders value for value, GatherQ, and LinearQ /
 // LinearQInputGrad with every thread of every tile run phase by phase as a block runs them.
-#include <catch2/catch.hpp>
-
 #include <cstring>
 #include <memory>
 #include <random>
 
+#include "cuda_logic/logic_harness.hpp"
 #include "ir/float16.hpp"
 #include "kernels/cuda/block_quant_head_logic.hpp"
 #include "kernels/cuda/block_quant_int8_logic.hpp"
 #include "kernels/cuda/block_quant_logic.hpp"
 #include "kernels/int8_rows.h"
 #include "kernels/params/block_quant.hpp"
-#include "ref_case.hpp"
 
 using namespace pock;
 using namespace pock::test;
@@ -21,15 +19,15 @@ using namespace pock::test;
 namespace {
 
 // Rows of random blocks with sane scales (random bytes would make NaN and infinite halves).
-CaseTensor random_blocks(BlockFormat format, int64_t rows, int64_t cols, uint32_t seed) {
+HostBuffer random_blocks(BlockFormat format, int64_t rows, int64_t cols, uint32_t seed) {
   const int64_t row_bytes = block_row_bytes(format, cols);
-  CaseTensor t = tensor(DType::kU8, {rows, row_bytes});
+  HostBuffer t{DType::kU8, {rows, row_bytes}, std::vector<uint8_t>(static_cast<size_t>(rows * row_bytes))};
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
   std::uniform_int_distribution<int> byte(0, 255);
   const int64_t block_bytes = block_layout(format).bytes;
   for (int64_t b = 0; b < rows * cols / block_layout(format).values; ++b) {
-    uint8_t* block = t.data<uint8_t>() + b * block_bytes;
+    uint8_t* block = t.bytes.data() + b * block_bytes;
     for (int64_t i = 0; i < block_bytes; ++i) block[i] = static_cast<uint8_t>(byte(gen));
     const uint16_t d = float_to_half(scale(gen)), m = float_to_half(scale(gen));
     // d first (q6_k: last), then q4_1's m or q4_k's dmin
@@ -39,22 +37,20 @@ CaseTensor random_blocks(BlockFormat format, int64_t rows, int64_t cols, uint32_
   return t;
 }
 
-void set_format(RefCase& c, BlockFormat format, int64_t in_features) {
-  c.set_text("format", block_format_name(format));
-  c.set_int("in_features", in_features);
+// The attributes of a block_quant op over [*, k] weights in `format`, computing in `compute`.
+Attrs quant_attrs(BlockFormat format, int64_t in_features, const char* compute = nullptr) {
+  Attrs attrs{{"format", std::string(block_format_name(format))}, {"in_features", in_features}};
+  if (compute) attrs.set("compute", std::string(compute));
+  return attrs;
 }
 
 // LinearQ(x [rows, k], w [n, k] random blocks, bias?) under `compute`.
-RefCase linear_q_case(BlockFormat format, int64_t rows, int64_t n, int64_t k, bool bias, uint32_t seed,
-                      const char* compute) {
-  RefCase c;
-  c.op = "LinearQ";
-  c.inputs = {random_f32({rows, k}, seed), random_blocks(format, n, k, seed + 1),
-              bias ? random_f32({n}, seed + 2) : absent()};
-  c.outputs.push_back(tensor(DType::kF32, {rows, n}));
-  set_format(c, format, k);
-  c.set_text("compute", compute);
-  return c;
+BoundOp linear_q_op(BlockFormat format, int64_t rows, int64_t n, int64_t k, bool bias, uint32_t seed,
+                    const char* compute) {
+  return BoundOp("LinearQ",
+                 {random_f32({rows, k}, seed), random_blocks(format, n, k, seed + 1),
+                  bias ? random_f32({n}, seed + 2) : absent()},
+                 quant_attrs(format, k, compute));
 }
 
 // Every tile of C, each block's threads run one after another per phase, as the kernel runs them
@@ -78,10 +74,10 @@ void gemm_on_host(const G& g) {
 
 // f32 sums of k products against ref's double ones: the error scales with the terms, which can
 // cancel in a small result, so the absolute tolerance follows the output's largest magnitude.
-void expect_product_close(CaseTensor& actual, CaseTensor& expected, const std::string& what) {
+void expect_product_close(const HostBuffer& got, const HostBuffer& want, const std::string& what) {
   float largest = 0.0f;
-  for (int64_t i = 0; i < expected.count(); ++i) largest = std::max(largest, std::fabs(expected.f32()[i]));
-  expect_close(actual, expected, what, 1e-4f, 1e-4f * largest);
+  for (float v : want.f32()) largest = std::max(largest, std::fabs(v));
+  expect_close(got, want, what, 1e-4, 1e-4 * largest);
 }
 
 const BlockFormat kFormats[] = {BlockFormat::kQ8_0, BlockFormat::kQ4_0, BlockFormat::kQ4_1, BlockFormat::kQ4_K,
@@ -99,10 +95,10 @@ TEST_CASE("cuda half and block decoders match ir's, value for value", "[cuda_log
   CHECK(mismatches == 0);
   for (BlockFormat format : kFormats) {
     const int64_t cols = 512, blocks = 3 * cols / block_layout(format).values;
-    CaseTensor w = random_blocks(format, 3, cols, 40);
+    HostBuffer w = random_blocks(format, 3, cols, 40);
     std::vector<float> decoded(3 * cols);
-    decode_blocks(format, w.data<uint8_t>(), blocks, decoded.data());
-    const cuda::QuantRows rows{w.data<uint8_t>(), 3, block_row_bytes(format, cols), format};
+    decode_blocks(format, w.bytes.data(), blocks, decoded.data());
+    const cuda::QuantRows rows{w.bytes.data(), 3, block_row_bytes(format, cols), format};
     CHECK(cuda::block_bytes_of(format) == block_layout(format).bytes);
     CHECK(cuda::block_values_of(format) == block_layout(format).values);
     int64_t wrong = 0;
@@ -118,26 +114,22 @@ TEST_CASE("cuda half and block decoders match ir's, value for value", "[cuda_log
 
 TEST_CASE("cuda GatherQ logic matches ref", "[cuda_logic][block_quant]") {
   for (BlockFormat format : kFormats) {
-    RefCase expected;
-    expected.op = "GatherQ";
     const int64_t vocab = 11, k = 256;
-    expected.inputs.push_back(random_blocks(format, vocab, k, 50));
-    CaseTensor idx = tensor(DType::kI32, {2, 3});
-    const int32_t values[] = {0, 10, -1, 4, 4, -11};
-    std::memcpy(idx.bytes.data(), values, sizeof values);
-    expected.inputs.push_back(idx);
-    expected.outputs.push_back(tensor(DType::kF32, {2, 3, k}));
-    set_format(expected, format, k);
-    RefCase actual = expected;
-    REQUIRE(run_ref(expected).is_ok());
-    const auto p = parsed<params::BlockQuantParams>(actual);
-    each_element(cuda::GatherQElement<int32_t>{{actual.inputs[0].data<uint8_t>(), vocab, p.row_bytes, p.format},
+    BoundOp bound("GatherQ", {random_blocks(format, vocab, k, 50), HostBuffer::i32({2, 3}, {0, 10, -1, 4, 4, -11})},
+                  quant_attrs(format, k));
+    REQUIRE(bound.status().is_ok());
+    const std::vector<HostBuffer> want = bound.run_ref();
+    std::vector<HostBuffer> got = bound.fresh_outputs();
+    REQUIRE(got[0].shape == Shape{2, 3, k});
+    const pock_op_desc d = bound.bind(got);
+    const auto p = parsed<params::BlockQuantParams>(d);
+    each_element(cuda::GatherQElement<int32_t>{{data_of<uint8_t>(d.inputs[0]), vocab, p.row_bytes, p.format},
                                                k,
-                                               actual.inputs[1].data<int32_t>(),
-                                               actual.outputs[0].f32()},
+                                               data_of<int32_t>(d.inputs[1]),
+                                               data_of(d.outputs[0])},
                  6 * k);
     INFO(block_format_name(format));
-    CHECK(actual.outputs[0].bytes == expected.outputs[0].bytes);
+    CHECK(got[0].bytes == want[0].bytes);
   }
 }
 
@@ -148,37 +140,37 @@ TEST_CASE("cuda LinearQ and LinearQInputGrad tiles match ref across tile edges",
     for (const int64_t k : k_quant ? std::vector<int64_t>{256} : std::vector<int64_t>{64, 96}) {
       const int64_t n = 70, rows = 67;  // past one 64 x 64 tile both ways
       for (bool bias : {true, false}) {
-        RefCase expected = linear_q_case(format, rows, n, k, bias, seed += 3, "f32");
-        RefCase actual = expected;
-        REQUIRE(run_ref(expected).is_ok());
-        const auto p = parsed<params::BlockQuantParams>(actual);
-        const cuda::QuantRows w{actual.inputs[1].data<uint8_t>(), n, p.row_bytes, p.format};
-        gemm_on_host(cuda::QuantGemm<cuda::WeightRowsAsColumns>{
-            actual.inputs[0].f32(), {w}, optional_data(actual.inputs[2]), actual.outputs[0].f32(), rows, n, k});
+        BoundOp bound = linear_q_op(format, rows, n, k, bias, seed += 3, "f32");
+        REQUIRE(bound.status().is_ok());
+        const std::vector<HostBuffer> want = bound.run_ref();
+        std::vector<HostBuffer> got = bound.fresh_outputs();
+        const pock_op_desc d = bound.bind(got);
+        const auto p = parsed<params::BlockQuantParams>(d);
+        const cuda::QuantRows w{data_of<uint8_t>(d.inputs[1]), n, p.row_bytes, p.format};
+        gemm_on_host(cuda::QuantGemm<cuda::WeightRowsAsColumns>{data_of(d.inputs[0]), {w}, data_of(d.inputs[2]),
+                                                                data_of(d.outputs[0]), rows, n, k});
         INFO("LinearQ " << block_format_name(format) << " k " << k << " bias " << bias);
-        expect_product_close(actual.outputs[0], expected.outputs[0], "y");
+        expect_product_close(got[0], want[0], "y");
       }
 
-      RefCase expected;
-      expected.op = "LinearQInputGrad";
-      expected.inputs = {random_f32({rows, n}, ++seed), random_blocks(format, n, k, ++seed)};
-      expected.outputs.push_back(tensor(DType::kF32, {rows, k}));
-      set_format(expected, format, k);
-      RefCase actual = expected;
-      REQUIRE(run_ref(expected).is_ok());
-      const auto p = parsed<params::BlockQuantParams>(actual);
-      const cuda::QuantRows w{actual.inputs[1].data<uint8_t>(), n, p.row_bytes, p.format};
-      gemm_on_host(cuda::QuantGemm<cuda::WeightRows>{actual.inputs[0].f32(), {w, k}, nullptr, actual.outputs[0].f32(),
-                                                     rows, k, n});
+      HostBuffer dy = random_f32({rows, n}, ++seed);
+      BoundOp bound("LinearQInputGrad", {dy, random_blocks(format, n, k, ++seed)}, quant_attrs(format, k));
+      REQUIRE(bound.status().is_ok());
+      const std::vector<HostBuffer> want = bound.run_ref();
+      std::vector<HostBuffer> got = bound.fresh_outputs();
+      const pock_op_desc d = bound.bind(got);
+      const auto p = parsed<params::BlockQuantParams>(d);
+      const cuda::QuantRows w{data_of<uint8_t>(d.inputs[1]), n, p.row_bytes, p.format};
+      gemm_on_host(cuda::QuantGemm<cuda::WeightRows>{data_of(d.inputs[0]), {w, k}, nullptr, data_of(d.outputs[0]), rows,
+                                                     k, n});
       INFO("LinearQInputGrad " << block_format_name(format) << " k " << k);
-      expect_product_close(actual.outputs[0], expected.outputs[0], "dx");
+      expect_product_close(got[0], want[0], "dx");
     }
   }
 }
 
 TEST_CASE("cuda int8 block quantization reproduces int8_rows.h bit for bit", "[cuda_logic][block_quant]") {
-  CaseTensor source = random_f32({6 * 32}, 70, -3.0f, 3.0f);
-  std::vector<float> blocks(source.f32(), source.f32() + source.count());
+  std::vector<float> blocks = random_values({6 * 32}, 70, -3.0f, 3.0f, false);
   std::fill(blocks.begin() + 32, blocks.begin() + 64, 0.0f);  // zeros: scale 0
   blocks[64 + 5] = NAN;                                        // not finite: q 0, scale NaN
   blocks[96 + 7] = INFINITY;
@@ -204,21 +196,22 @@ TEST_CASE("cuda LinearQ compute int8 tiles match ref across tile edges", "[cuda_
     for (const int64_t k : {int64_t{64}, int64_t{96}}) {
       const int64_t n = 70, rows = 67;
       for (bool bias : {true, false}) {
-        RefCase expected = linear_q_case(format, rows, n, k, bias, seed += 3, "int8");
-        RefCase actual = expected;
-        REQUIRE(run_ref(expected).is_ok());
-        const auto p = parsed<params::BlockQuantParams>(actual);
+        BoundOp bound = linear_q_op(format, rows, n, k, bias, seed += 3, "int8");
+        REQUIRE(bound.status().is_ok());
+        const std::vector<HostBuffer> want = bound.run_ref();
+        std::vector<HostBuffer> got = bound.fresh_outputs();
+        const pock_op_desc d = bound.bind(got);
+        const auto p = parsed<params::BlockQuantParams>(d);
         REQUIRE(p.int8);
         std::vector<int8_t> q(static_cast<size_t>(rows * k));
         std::vector<float> scales(static_cast<size_t>(rows * k / 32));
         std::vector<int32_t> sums(scales.size());
-        each_row(cuda::QuantizeBlocks{actual.inputs[0].f32(), q.data(), scales.data(), sums.data()}, rows * k / 32);
-        const cuda::QuantRows w{actual.inputs[1].data<uint8_t>(), n, p.row_bytes, p.format};
+        each_row(cuda::QuantizeBlocks{data_of(d.inputs[0]), q.data(), scales.data(), sums.data()}, rows * k / 32);
+        const cuda::QuantRows w{data_of<uint8_t>(d.inputs[1]), n, p.row_bytes, p.format};
         gemm_on_host<cuda::Int8Tile>(cuda::Int8Gemm<cuda::WeightInt8Blocks>{
-            q.data(), scales.data(), sums.data(), {w, n}, optional_data(actual.inputs[2]), actual.outputs[0].f32(), rows,
-            n, k});
+            q.data(), scales.data(), sums.data(), {w, n}, data_of(d.inputs[2]), data_of(d.outputs[0]), rows, n, k});
         INFO("LinearQ int8 " << block_format_name(format) << " k " << k << " bias " << bias);
-        expect_product_close(actual.outputs[0], expected.outputs[0], "y");
+        expect_product_close(got[0], want[0], "y");
       }
     }
   }
@@ -229,26 +222,24 @@ TEST_CASE("cuda LinearQInputGrad compute int8 matches ref across tile edges", "[
   for (BlockFormat format : {BlockFormat::kQ8_0, BlockFormat::kQ4_0, BlockFormat::kQ4_1}) {
     for (const int64_t k : {int64_t{64}, int64_t{96}}) {
       const int64_t n = 96, rows = 67;  // N whole 32-row chunks; K and rows past one tile
-      RefCase expected;
-      expected.op = "LinearQInputGrad";
-      expected.inputs = {random_f32({rows, n}, ++seed), random_blocks(format, n, k, ++seed)};
-      expected.outputs.push_back(tensor(DType::kF32, {rows, k}));
-      set_format(expected, format, k);
-      expected.set_text("compute", "int8");
-      RefCase actual = expected;
-      REQUIRE(run_ref(expected).is_ok());
-      const auto p = parsed<params::BlockQuantParams>(actual);
+      HostBuffer dy = random_f32({rows, n}, ++seed);
+      BoundOp bound("LinearQInputGrad", {dy, random_blocks(format, n, k, ++seed)}, quant_attrs(format, k, "int8"));
+      REQUIRE(bound.status().is_ok());
+      const std::vector<HostBuffer> want = bound.run_ref();
+      std::vector<HostBuffer> got = bound.fresh_outputs();
+      const pock_op_desc d = bound.bind(got);
+      const auto p = parsed<params::BlockQuantParams>(d);
       std::vector<int8_t> q(static_cast<size_t>(rows * n)), columns(static_cast<size_t>(n * k));
       std::vector<float> scales(static_cast<size_t>(rows * n / 32)), column_scales(static_cast<size_t>(n / 32 * k));
       std::vector<int32_t> sums(scales.size());
-      each_row(cuda::QuantizeBlocks{actual.inputs[0].f32(), q.data(), scales.data(), sums.data()}, rows * n / 32);
-      const cuda::QuantRows w{actual.inputs[1].data<uint8_t>(), n, p.row_bytes, p.format};
+      each_row(cuda::QuantizeBlocks{data_of(d.inputs[0]), q.data(), scales.data(), sums.data()}, rows * n / 32);
+      const cuda::QuantRows w{data_of<uint8_t>(d.inputs[1]), n, p.row_bytes, p.format};
       each_row(cuda::QuantizeColumns{w, k, columns.data(), column_scales.data()}, n / 32 * k);
       gemm_on_host<cuda::Int8Tile>(cuda::Int8Gemm<cuda::QuantizedColumns>{
-          q.data(), scales.data(), nullptr, {columns.data(), column_scales.data(), k}, nullptr, actual.outputs[0].f32(),
+          q.data(), scales.data(), nullptr, {columns.data(), column_scales.data(), k}, nullptr, data_of(d.outputs[0]),
           rows, k, n});
       INFO("LinearQInputGrad int8 " << block_format_name(format) << " k " << k);
-      expect_product_close(actual.outputs[0], expected.outputs[0], "dx");
+      expect_product_close(got[0], want[0], "dx");
     }
   }
 }
@@ -260,21 +251,22 @@ TEST_CASE("cuda LinearQCrossEntropy logic (logits, per-row loss and gradient, dx
   for (const char* compute : {"f32", "int8"}) {
     for (BlockFormat format : {BlockFormat::kQ8_0, BlockFormat::kQ4_0, BlockFormat::kQ4_1}) {
       for (const double smoothing : {0.0, 0.1}) {
-        RefCase expected;
-        expected.op = "LinearQCrossEntropy";
-        CaseTensor labels = tensor(DType::kI64, {rows});
-        for (int64_t r = 0; r < rows; ++r) labels.data<int64_t>()[r] = r % 7 == 3 ? -100 : (r * 37) % n;
-        expected.inputs = {random_f32({rows, k}, ++seed, -2.0f, 2.0f), random_blocks(format, n, k, ++seed), labels};
-        expected.outputs = {tensor(DType::kF32, {}), tensor(DType::kF32, {rows, k})};
-        set_format(expected, format, k);
-        expected.set_text("compute", compute);
-        expected.set_float("label_smoothing", smoothing);
-        RefCase actual = expected;
-        REQUIRE(run_ref(expected).is_ok());
-        const auto p = parsed<params::BlockQuantParams>(actual);
-        const cuda::QuantRows w{actual.inputs[1].data<uint8_t>(), n, p.row_bytes, p.format};
-        const float* x = actual.inputs[0].f32();
-        const int64_t* label = actual.inputs[2].data<int64_t>();
+        std::vector<int64_t> labels(static_cast<size_t>(rows));
+        for (int64_t r = 0; r < rows; ++r) labels[r] = r % 7 == 3 ? -100 : (r * 37) % n;
+        HostBuffer x_values = random_f32({rows, k}, ++seed, -2.0f, 2.0f);
+        Attrs attrs = quant_attrs(format, k, compute);
+        attrs.set("label_smoothing", smoothing);
+        BoundOp bound("LinearQCrossEntropy",
+                      {x_values, random_blocks(format, n, k, ++seed), HostBuffer::i64({rows}, labels)}, attrs);
+        REQUIRE(bound.status().is_ok());
+        const std::vector<HostBuffer> want = bound.run_ref();
+        std::vector<HostBuffer> got = bound.fresh_outputs();
+        REQUIRE(got.size() == 2);
+        const pock_op_desc d = bound.bind(got);
+        const auto p = parsed<params::BlockQuantParams>(d);
+        const cuda::QuantRows w{data_of<uint8_t>(d.inputs[1]), n, p.row_bytes, p.format};
+        const float* x = data_of(d.inputs[0]);
+        const int64_t* label = data_of<int64_t>(d.inputs[2]);
         cuda::HeadCounts counts{};
         std::vector<float> logits(static_cast<size_t>(rows * n)), row_loss(static_cast<size_t>(rows));
         each_row(cuda::CountLabels{label, rows, n, p.ignore_index, &counts}, 1);
@@ -292,7 +284,7 @@ TEST_CASE("cuda LinearQCrossEntropy logic (logits, per-row loss and gradient, dx
         each_row(cuda::CrossEntropyRow{logits.data(), label, row_loss.data(), &counts, n, p.ignore_index,
                                        static_cast<float>(p.label_smoothing)},
                  rows);
-        float* dx = actual.outputs[1].f32();
+        float* dx = data_of(d.outputs[1]);
         if (p.int8) {
           each_row(cuda::QuantizeBlocks{logits.data(), q.data(), scales.data(), sums.data()}, rows * n / 32);
           each_row(cuda::QuantizeColumns{w, k, columns.data(), column_scales.data()}, n / 32 * k);
@@ -301,20 +293,42 @@ TEST_CASE("cuda LinearQCrossEntropy logic (logits, per-row loss and gradient, dx
         } else {
           gemm_on_host(cuda::QuantGemm<cuda::WeightRows>{logits.data(), {w, k}, nullptr, dx, rows, k, n});
         }
-        each_row(cuda::HeadLoss{row_loss.data(), &counts, rows, actual.outputs[0].f32()}, 1);
+        each_row(cuda::HeadLoss{row_loss.data(), &counts, rows, data_of(d.outputs[0])}, 1);
         INFO(compute << " " << block_format_name(format) << " smoothing " << smoothing);
         CHECK(counts.counted == 60.0f);
-        expect_close(actual.outputs[0], expected.outputs[0], "loss", 1e-4f, 1e-5f);
-        expect_product_close(actual.outputs[1], expected.outputs[1], "dx");
+        expect_close(got[0], want[0], "loss", 1e-4, 1e-5);
+        expect_product_close(got[1], want[1], "dx");
       }
     }
   }
-  // A label outside the classes (ref refuses it) makes the loss NaN.
-  const int64_t bad[] = {1, 5};
-  cuda::HeadCounts counts{};
-  each_row(cuda::CountLabels{bad, 2, 4, -100, &counts}, 1);
-  const float losses[] = {0.5f, 0.5f};
-  float loss = 0.0f;
-  each_row(cuda::HeadLoss{losses, &counts, 2, &loss}, 1);
-  CHECK(std::isnan(loss));
+  // A label outside the classes (ref refuses it) is reported to the error site and makes the
+  // loss NaN; an ignored one is neither.
+  for (const int64_t second : {int64_t{5}, int64_t{-100}, int64_t{3}}) {
+    const int64_t labels[] = {1, second};
+    cuda::HeadCounts counts{};
+    int32_t word = 0;
+    each_row(cuda::CountLabels{labels, 2, 4, -100, &counts, {&word, 9}}, 1);
+    const float losses[] = {0.5f, 0.5f};
+    float loss = 0.0f;
+    each_row(cuda::HeadLoss{losses, &counts, 2, &loss}, 1);
+    const bool bad = second == 5;
+    INFO("label " << second);
+    CHECK(word == (bad ? 9 : 0));
+    CHECK(std::isnan(loss) == bad);
+  }
+}
+
+TEST_CASE("cuda GatherQ logic reports an index out of range, which ref refuses", "[cuda_logic][block_quant]") {
+  const HostBuffer table = random_blocks(BlockFormat::kQ8_0, 3, 32, 55);
+  const cuda::QuantRows rows{table.bytes.data(), 3, block_row_bytes(BlockFormat::kQ8_0, 32), BlockFormat::kQ8_0};
+  for (const int32_t index : {2, -3, 3, -4}) {
+    const int32_t indices[] = {0, index};
+    std::vector<float> out(64, 1234.0f);
+    int32_t word = 0;
+    each_element(cuda::GatherQElement<int32_t>{rows, 32, indices, out.data(), {&word, 4}}, 64);
+    const bool fits = index >= -3 && index < 3;
+    INFO("index " << index);
+    CHECK(word == (fits ? 0 : 4));
+    CHECK(out[32] == (fits ? rows.at((index + 3) % 3, 0) : 0.0f));
+  }
 }

@@ -1,12 +1,10 @@
 // The CUDA conv family's own logic (kernels/cuda/conv_logic.hpp) on the host against the
 // reference kernels: the pools and their gradients, GlobalAvgPool, Conv2dGradBias, Conv2d's bias
 // and activation epilogue, and which convolutions cuDNN is trusted with (cudnn_conv_fits).
-#include <catch2/catch.hpp>
-
 #include <random>
 
+#include "cuda_logic/logic_harness.hpp"
 #include "kernels/cuda/conv_logic.hpp"
-#include "ref_case.hpp"
 
 using namespace pock;
 using namespace pock::test;
@@ -54,12 +52,21 @@ std::vector<PoolGeometry> pool_geometries() {
   return all;
 }
 
-void set_window(RefCase& c, const PoolGeometry& g, bool count_include_pad) {
-  c.set_ints("kernel", {g.kh, g.kw});
-  c.set_ints("strides", {g.sh, g.sw});
-  c.set_ints("pads", g.pads);
-  c.set_int("ceil_mode", g.ceil_mode);
-  c.set_int("count_include_pad", count_include_pad);
+// A pool's window attributes.
+Attrs window_attrs(const PoolGeometry& g, bool count_include_pad) {
+  return {{"kernel", std::vector<int64_t>{g.kh, g.kw}},
+          {"strides", std::vector<int64_t>{g.sh, g.sw}},
+          {"pads", g.pads},
+          {"ceil_mode", int64_t{g.ceil_mode}},
+          {"count_include_pad", int64_t{count_include_pad}}};
+}
+
+// What ref's kernel writes for `op` over `inputs`.
+std::vector<HostBuffer> ref_outputs(const char* op, std::vector<InputSlot> inputs, const Attrs& attrs) {
+  BoundOp bound(op, std::move(inputs), attrs);
+  INFO(bound.status().message());
+  REQUIRE(bound.status().is_ok());
+  return bound.run_ref();
 }
 
 }  // namespace
@@ -70,25 +77,24 @@ TEST_CASE("cuda MaxPool2d and AvgPool2d logic matches ref", "[cuda_logic][conv]"
     for (const char* op : {"MaxPool2d", "AvgPool2d", "AvgPool2d include pad"}) {
       const bool max = std::string(op) == "MaxPool2d";
       const bool include_pad = std::string(op) == "AvgPool2d include pad";
-      RefCase expected;
-      expected.op = max ? "MaxPool2d" : "AvgPool2d";
-      expected.inputs.push_back(random_f32(geometry.x, ++seed));
-      if (max) expected.inputs[0].f32()[3] = NAN;  // NaN wins its windows
-      expected.outputs.push_back(tensor(DType::kF32, geometry.y()));
-      set_window(expected, geometry, include_pad);
-      RefCase actual = expected;
-      REQUIRE(run_ref(expected).is_ok());
-      const params::WindowParams p = parsed<params::WindowParams>(actual);
-      const pock_op_desc d = actual.desc();
+      std::vector<float> x = random_values(geometry.x, ++seed, -1.0f, 1.0f, false);
+      if (max) x[3] = NAN;  // NaN wins its windows
+      BoundOp bound(max ? "MaxPool2d" : "AvgPool2d", {f32(geometry.x, x)}, window_attrs(geometry, include_pad));
+      REQUIRE(bound.status().is_ok());
+      const std::vector<HostBuffer> want = bound.run_ref();
+      std::vector<HostBuffer> got = bound.fresh_outputs();
+      REQUIRE(got[0].shape == geometry.y());
+      const pock_op_desc d = bound.bind(got);
+      const params::WindowParams p = parsed<params::WindowParams>(d);
       const cuda::Window g = ref::window_of(p, d.inputs[0], d.outputs[0], p.kernel_h, p.kernel_w);
       if (max) {
-        each_element(cuda::MaxPoolElement{actual.inputs[0].f32(), actual.outputs[0].f32(), g}, numel(geometry.y()));
+        each_element(cuda::MaxPoolElement{data_of(d.inputs[0]), data_of(d.outputs[0]), g}, numel(geometry.y()));
       } else {
-        each_element(cuda::AvgPoolElement{actual.inputs[0].f32(), actual.outputs[0].f32(), g, p.count_include_pad},
+        each_element(cuda::AvgPoolElement{data_of(d.inputs[0]), data_of(d.outputs[0]), g, p.count_include_pad},
                      numel(geometry.y()));
       }
       INFO(op << " x " << shape_str(geometry.x) << " y " << shape_str(geometry.y()) << " ceil " << geometry.ceil_mode);
-      expect_close(actual.outputs[0], expected.outputs[0], "y", 1e-5f, 1e-6f);
+      expect_close(got[0], want[0], "y", 1e-5, 1e-6);
     }
   }
 }
@@ -99,64 +105,62 @@ TEST_CASE("cuda MaxPool2dGrad and AvgPool2dGrad logic matches ref", "[cuda_logic
     for (const char* op : {"MaxPool2dGrad", "AvgPool2dGrad", "AvgPool2dGrad include pad"}) {
       const bool max = std::string(op) == "MaxPool2dGrad";
       const bool include_pad = std::string(op) == "AvgPool2dGrad include pad";
-      RefCase expected;
-      expected.op = max ? "MaxPool2dGrad" : "AvgPool2dGrad";
-      expected.inputs.push_back(random_f32(geometry.y(), ++seed));
+      std::vector<InputSlot> inputs = {random_f32(geometry.y(), ++seed)};
       if (max) {
         // Ties: the first maximum takes the gradient.
-        CaseTensor x = random_f32(geometry.x, ++seed);
-        for (int64_t i = 0; i < x.count(); i += 3) x.f32()[i] = 0.5f;
-        expected.inputs.push_back(x);
+        std::vector<float> x = random_values(geometry.x, ++seed, -1.0f, 1.0f, false);
+        for (size_t i = 0; i < x.size(); i += 3) x[i] = 0.5f;
+        inputs.push_back(f32(geometry.x, x));
       }
-      expected.outputs.push_back(random_f32(geometry.x, ++seed));  // garbage that must go
-      if (!max) expected.set_ints("input_shape", geometry.x);
-      set_window(expected, geometry, include_pad);
-      RefCase actual = expected;
-      REQUIRE(run_ref(expected).is_ok());
-      const params::WindowParams p = parsed<params::WindowParams>(actual);
-      const pock_op_desc d = actual.desc();
-      float* dx = actual.outputs[0].f32();
+      ++seed;  // the seed the zeroed output once took: the cases stay as they were
+      Attrs attrs = window_attrs(geometry, include_pad);
+      if (!max) attrs.set("input_shape", geometry.x);
+      BoundOp bound(max ? "MaxPool2dGrad" : "AvgPool2dGrad", std::move(inputs), attrs);
+      REQUIRE(bound.status().is_ok());
+      const std::vector<HostBuffer> want = bound.run_ref();
+      std::vector<HostBuffer> got = bound.fresh_outputs();  // poison that must go
+      REQUIRE(got[0].shape == geometry.x);
+      const pock_op_desc d = bound.bind(got);
+      const params::WindowParams p = parsed<params::WindowParams>(d);
+      float* dx = data_of(d.outputs[0]);
       if (max) {
         const cuda::Window g = ref::window_of(p, d.inputs[1], d.inputs[0], p.kernel_h, p.kernel_w);
-        each_element(cuda::MaxPoolGradElement{actual.inputs[0].f32(), actual.inputs[1].f32(), dx, g}, numel(geometry.x));
+        each_element(cuda::MaxPoolGradElement{data_of(d.inputs[0]), data_of(d.inputs[1]), dx, g}, numel(geometry.x));
       } else {
         const cuda::Window g = ref::window_of(p, d.outputs[0], d.inputs[0], p.kernel_h, p.kernel_w);
-        each_element(cuda::AvgPoolGradElement{actual.inputs[0].f32(), dx, g, p.count_include_pad}, numel(geometry.x));
+        each_element(cuda::AvgPoolGradElement{data_of(d.inputs[0]), dx, g, p.count_include_pad}, numel(geometry.x));
       }
       INFO(op << " x " << shape_str(geometry.x) << " y " << shape_str(geometry.y()) << " ceil " << geometry.ceil_mode);
-      if (max) CHECK(actual.outputs[0].bytes == expected.outputs[0].bytes);  // ref's order of additions
-      expect_close(actual.outputs[0], expected.outputs[0], "dx", 1e-5f, 1e-6f);
+      if (max) CHECK(got[0].bytes == want[0].bytes);  // ref's order of additions
+      expect_close(got[0], want[0], "dx", 1e-5, 1e-6);
     }
   }
 }
 
 TEST_CASE("cuda GlobalAvgPool and Conv2dGradBias logic matches ref", "[cuda_logic][conv]") {
   for (const Shape& shape : {Shape{2, 3, 5, 7}, Shape{1, 4, 40, 40}, Shape{3, 2, 1, 1}}) {
-    RefCase expected;
-    expected.op = "GlobalAvgPool";
-    expected.inputs.push_back(random_f32(shape, 1200));
-    expected.outputs.push_back(tensor(DType::kF32, {shape[0], shape[1], 1, 1}));
-    RefCase actual = expected;
-    REQUIRE(run_ref(expected).is_ok());
-    each_row(cuda::GlobalAvgPoolPlane{actual.inputs[0].f32(), actual.outputs[0].f32(), shape[2] * shape[3]},
+    BoundOp pool("GlobalAvgPool", {random_f32(shape, 1200)});
+    REQUIRE(pool.status().is_ok());
+    const std::vector<HostBuffer> want = pool.run_ref();
+    std::vector<HostBuffer> got = pool.fresh_outputs();
+    const pock_op_desc d = pool.bind(got);
+    each_row(cuda::GlobalAvgPoolPlane{data_of(d.inputs[0]), data_of(d.outputs[0]), shape[2] * shape[3]},
              shape[0] * shape[1]);
     INFO("GlobalAvgPool " << shape_str(shape));
-    expect_close(actual.outputs[0], expected.outputs[0], "y");
+    expect_close(got[0], want[0], "y");
 
     for (int64_t channels : {shape[1], shape[1] - 1}) {  // all output channels, and the leading ones
       if (channels < 1) continue;
-      RefCase grad;
-      grad.op = "Conv2dGradBias";
-      grad.inputs.push_back(random_f32(shape, 1201));
-      grad.outputs.push_back(tensor(DType::kF32, {channels}));
-      grad.set_int("channels", channels);
-      RefCase mine = grad;
-      REQUIRE(run_ref(grad).is_ok());
-      each_row(cuda::ConvBiasGradChannel{mine.inputs[0].f32(), mine.outputs[0].f32(),
+      BoundOp grad("Conv2dGradBias", {random_f32(shape, 1201)}, {{"channels", channels}});
+      REQUIRE(grad.status().is_ok());
+      const std::vector<HostBuffer> want_db = grad.run_ref();
+      std::vector<HostBuffer> db = grad.fresh_outputs();
+      const pock_op_desc gd = grad.bind(db);
+      each_row(cuda::ConvBiasGradChannel{data_of(gd.inputs[0]), data_of(gd.outputs[0]),
                                          cuda::ChannelView{shape[0], shape[1], shape[2] * shape[3]}},
                channels);
       INFO("Conv2dGradBias " << shape_str(shape) << " channels " << channels);
-      expect_close(mine.outputs[0], grad.outputs[0], "db");
+      expect_close(db[0], want_db[0], "db");
     }
   }
 }
@@ -170,21 +174,20 @@ TEST_CASE("cuda Conv2d epilogue adds the bias and applies the activation as ref'
   }
   uint32_t seed = 1300;
   for (const char* activation : {"none", "relu", "relu6"}) {
-    const Shape x{2, 4, 6, 5}, w{6, 2, 3, 3}, y{2, 6, 4, 3};  // groups 2
-    RefCase plain;
-    plain.op = "Conv2d";
-    plain.inputs = {random_f32(x, ++seed, -3.0f, 3.0f), random_f32(w, ++seed)};
-    plain.outputs.push_back(tensor(DType::kF32, y));
-    plain.set_int("groups", 2);
-    RefCase fused = plain;
-    fused.inputs.push_back(random_f32({6}, ++seed, -2.0f, 2.0f));
-    fused.set_text("activation", activation);
-    REQUIRE(run_ref(plain).is_ok());  // what cuDNN computes
-    REQUIRE(run_ref(fused).is_ok());
-    const params::WindowParams p = parsed<params::WindowParams>(fused);
-    each_element(cuda::ConvEpilogue{plain.outputs[0].f32(), fused.inputs[2].f32(), 6, 12, p.activation}, numel(y));
+    const Shape x{2, 4, 6, 5}, w{6, 2, 3, 3};  // groups 2
+    const HostBuffer xv = random_f32(x, ++seed, -3.0f, 3.0f), wv = random_f32(w, ++seed);
+    std::vector<HostBuffer> plain = ref_outputs("Conv2d", {xv, wv}, {{"groups", int64_t{2}}});  // what cuDNN computes
+    BoundOp fused("Conv2d", {xv, wv, random_f32({6}, ++seed, -2.0f, 2.0f)},
+                  {{"groups", int64_t{2}}, {"activation", std::string(activation)}});
+    REQUIRE(fused.status().is_ok());
+    const std::vector<HostBuffer> want = fused.run_ref();
+    std::vector<HostBuffer> unused = fused.fresh_outputs();
+    const pock_op_desc d = fused.bind(unused);
+    REQUIRE(plain[0].shape == Shape{2, 6, 4, 3});
+    const params::WindowParams p = parsed<params::WindowParams>(d);
+    each_element(cuda::ConvEpilogue{data_of(plain[0]), data_of(d.inputs[2]), 6, 12, p.activation}, numel(plain[0].shape));
     INFO("activation " << activation);
-    expect_close(plain.outputs[0], fused.outputs[0], "y");
+    expect_close(plain[0], want[0], "y");
   }
 }
 
@@ -192,32 +195,27 @@ TEST_CASE("cuda NHWC Conv2d: layout passes around an NCHW convolution match ref'
   uint32_t seed = 1400;
   for (const char* activation : {"none", "relu6"}) {
     const int64_t n = 2, c = 4, h = 6, w = 5, o = 6, oh = 6, ow = 5;  // 3x3, pads 1, groups 2
-    RefCase nhwc;
-    nhwc.op = "Conv2d";
-    nhwc.inputs = {random_f32({n, h, w, c}, ++seed, -3.0f, 3.0f), random_f32({o, 2, 3, 3}, ++seed),
-                   random_f32({o}, ++seed)};
-    nhwc.outputs.push_back(tensor(DType::kF32, {n, oh, ow, o}));
-    nhwc.set_int("groups", 2);
-    nhwc.set_ints("pads", {1, 1, 1, 1});
-    nhwc.set_text("layout", "NHWC");
-    nhwc.set_text("activation", activation);
-    RefCase nchw;  // what cuDNN computes, on the NCHW copy of x
-    nchw.op = "Conv2d";
-    nchw.inputs = {tensor(DType::kF32, {n, c, h, w}), nhwc.inputs[1]};
-    nchw.outputs.push_back(tensor(DType::kF32, {n, o, oh, ow}));
-    nchw.set_int("groups", 2);
-    nchw.set_ints("pads", {1, 1, 1, 1});
-    each_element(cuda::ImageToPaddedNchw{nhwc.inputs[0].f32(), nchw.inputs[0].f32(), {n, c, h, w}, true, 0, 0, h, w},
-                 n * c * h * w);
-    REQUIRE(run_ref(nchw).is_ok());
-    RefCase mine = nhwc;
-    REQUIRE(run_ref(nhwc).is_ok());
-    const auto p = parsed<params::WindowParams>(mine);
-    each_element(cuda::NhwcEpilogue{nchw.outputs[0].f32(), mine.inputs[2].f32(), mine.outputs[0].f32(), {n, o, oh, ow},
+    const HostBuffer x = random_f32({n, h, w, c}, ++seed, -3.0f, 3.0f), wt = random_f32({o, 2, 3, 3}, ++seed);
+    BoundOp nhwc("Conv2d", {x, wt, random_f32({o}, ++seed)},
+                 {{"groups", int64_t{2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"layout", std::string("NHWC")},
+                  {"activation", std::string(activation)}});
+    REQUIRE(nhwc.status().is_ok());
+    const std::vector<HostBuffer> want = nhwc.run_ref();
+    // What cuDNN computes, on the NCHW copy of x.
+    HostBuffer x_nchw = f32({n, c, h, w}, std::vector<float>(static_cast<size_t>(n * c * h * w)));
+    HostBuffer x_nhwc = x;
+    each_element(cuda::ImageToPaddedNchw{data_of(x_nhwc), data_of(x_nchw), {n, c, h, w}, true, 0, 0, h, w}, n * c * h * w);
+    std::vector<HostBuffer> nchw =
+        ref_outputs("Conv2d", {x_nchw, wt}, {{"groups", int64_t{2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    REQUIRE(nchw[0].shape == Shape{n, o, oh, ow});
+    std::vector<HostBuffer> got = nhwc.fresh_outputs();
+    const pock_op_desc d = nhwc.bind(got);
+    const auto p = parsed<params::WindowParams>(d);
+    each_element(cuda::NhwcEpilogue{data_of(nchw[0]), data_of(d.inputs[2]), data_of(d.outputs[0]), {n, o, oh, ow},
                                     p.activation},
                  n * o * oh * ow);
     INFO("activation " << activation);
-    expect_close(mine.outputs[0], nhwc.outputs[0], "y");
+    expect_close(got[0], want[0], "y");
   }
 }
 
@@ -229,17 +227,12 @@ TEST_CASE("cuda convolutions with padding cuDNN cannot express run on a zero-pad
   const std::vector<int64_t> pads = {0, 1, 1, 0};
   const int64_t oh = (h + 0 + 1 - kh) / 2 + 1, ow = (w + 1 + 0 - kw) / 2 + 1;
   const int64_t ph = h + 1, pw = w + 1;  // the padded copy
-  auto conv_case = [&](const char* op, std::vector<CaseTensor> inputs, Shape out, bool padded) {
-    RefCase r;
-    r.op = op;
-    r.inputs = std::move(inputs);
-    r.outputs.push_back(tensor(DType::kF32, std::move(out)));
-    r.set_int("groups", groups);
-    r.set_ints("strides", {2, 2});
-    r.set_ints("pads", padded ? std::vector<int64_t>{0, 0, 0, 0} : pads);
-    return r;
+  auto conv_attrs = [&](bool padded) {
+    return Attrs{{"groups", groups},
+                 {"strides", std::vector<int64_t>{2, 2}},
+                 {"pads", padded ? std::vector<int64_t>{0, 0, 0, 0} : pads}};
   };
-  CaseTensor x = random_f32({n, c, h, w}, 1500), wt = random_f32({o, c / groups, kh, kw}, 1501),
+  HostBuffer x = random_f32({n, c, h, w}, 1500), wt = random_f32({o, c / groups, kh, kw}, 1501),
              dy = random_f32({n, o, oh, ow}, 1502);
   params::WindowParams p;
   p.stride_h = p.stride_w = 2;
@@ -251,32 +244,33 @@ TEST_CASE("cuda convolutions with padding cuDNN cannot express run on a zero-pad
   CHECK(g.shapes.h == ph);
   CHECK(g.shapes.w == pw);
   CHECK(g.params.pad_top + g.params.pad_left + g.params.pad_bottom + g.params.pad_right == 0);
-  CaseTensor x_padded = tensor(DType::kF32, {n, c, ph, pw});
-  each_element(cuda::ImageToPaddedNchw{x.f32(), x_padded.f32(), {n, c, h, w}, false, p.pad_top, p.pad_left, ph, pw},
-               x_padded.count());
+  HostBuffer x_padded = f32({n, c, ph, pw}, std::vector<float>(static_cast<size_t>(n * c * ph * pw), 1234.0f));
+  each_element(cuda::ImageToPaddedNchw{data_of(x), data_of(x_padded), {n, c, h, w}, false, p.pad_top, p.pad_left, ph, pw},
+               numel(x_padded.shape));
 
-  RefCase want = conv_case("Conv2d", {x, wt}, {n, o, oh, ow}, false);
-  RefCase got = conv_case("Conv2d", {x_padded, wt}, {n, o, oh, ow}, true);
-  REQUIRE(run_ref(want).is_ok());
-  REQUIRE(run_ref(got).is_ok());
-  expect_close(got.outputs[0], want.outputs[0], "Conv2d y");
+  std::vector<HostBuffer> want = ref_outputs("Conv2d", {x, wt}, conv_attrs(false));
+  std::vector<HostBuffer> got = ref_outputs("Conv2d", {x_padded, wt}, conv_attrs(true));
+  REQUIRE(got[0].shape == Shape{n, o, oh, ow});
+  expect_close(got[0], want[0], "Conv2d y");
 
-  want = conv_case("Conv2dGradWeight", {x, dy}, {o, c / groups, kh, kw}, false);
-  got = conv_case("Conv2dGradWeight", {x_padded, dy}, {o, c / groups, kh, kw}, true);
-  REQUIRE(run_ref(want).is_ok());
-  REQUIRE(run_ref(got).is_ok());
-  expect_close(got.outputs[0], want.outputs[0], "Conv2dGradWeight dw");
+  Attrs weight_attrs = conv_attrs(false), padded_weight_attrs = conv_attrs(true);
+  weight_attrs.set("kernel", std::vector<int64_t>{kh, kw});
+  padded_weight_attrs.set("kernel", std::vector<int64_t>{kh, kw});
+  want = ref_outputs("Conv2dGradWeight", {x, dy}, weight_attrs);
+  got = ref_outputs("Conv2dGradWeight", {x_padded, dy}, padded_weight_attrs);
+  REQUIRE(got[0].shape == Shape{o, c / groups, kh, kw});
+  expect_close(got[0], want[0], "Conv2dGradWeight dw");
 
-  want = conv_case("Conv2dGradInput", {dy, wt}, {n, c, h, w}, false);
-  want.set_ints("input_shape", {n, c, h, w});
-  RefCase padded = conv_case("Conv2dGradInput", {dy, wt}, {n, c, ph, pw}, true);
-  padded.set_ints("input_shape", {n, c, ph, pw});
-  REQUIRE(run_ref(want).is_ok());
-  REQUIRE(run_ref(padded).is_ok());
-  CaseTensor dx = tensor(DType::kF32, {n, c, h, w});
-  each_element(cuda::CropPadded{padded.outputs[0].f32(), dx.f32(), {n, c, h, w}, p.pad_top, p.pad_left, ph, pw},
-               dx.count());
-  expect_close(dx, want.outputs[0], "Conv2dGradInput dx");
+  Attrs grad_attrs = conv_attrs(false), padded_attrs = conv_attrs(true);
+  grad_attrs.set("input_shape", std::vector<int64_t>{n, c, h, w});
+  padded_attrs.set("input_shape", std::vector<int64_t>{n, c, ph, pw});
+  want = ref_outputs("Conv2dGradInput", {dy, wt}, grad_attrs);
+  std::vector<HostBuffer> padded = ref_outputs("Conv2dGradInput", {dy, wt}, padded_attrs);
+  REQUIRE(padded[0].shape == Shape{n, c, ph, pw});
+  HostBuffer dx = f32({n, c, h, w}, std::vector<float>(static_cast<size_t>(n * c * h * w), NAN));
+  each_element(cuda::CropPadded{data_of(padded[0]), data_of(dx), {n, c, h, w}, p.pad_top, p.pad_left, ph, pw},
+               numel(dx.shape));
+  expect_close(dx, want[0], "Conv2dGradInput dx");
 }
 
 TEST_CASE("cuda convolutions go to cuDNN only where its symmetric padding gives ref's windows", "[cuda_logic][conv]") {

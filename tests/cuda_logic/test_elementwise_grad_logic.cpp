@@ -30,7 +30,7 @@ void check_unary_grad(const char* name, const Attrs& attrs, uint32_t seed) {
   const auto map = float_map<Op, 2>(d, broadcast_index<2>(d.outputs[0], ins), grad_args(p));
   REQUIRE(packable(map));
   const int64_t n = numel(d.outputs[0]);
-  host_map(n / 4 + n % 4, FloatPackMap<Op, GradArgs, 2>{map, n / 4});
+  each_element(FloatPackMap<Op, GradArgs, 2>{map, n / 4}, n / 4 + n % 4);
   INFO(name);
   CHECK(f32_mismatches(got[0], want[0], kRtol, kAtol) == "");
 }
@@ -49,7 +49,7 @@ void check_pair_grad(const char* name, const Shape& a, const Shape& b, const Sha
   const PairGradMap<Op> map{static_cast<const float*>(d.inputs[0].data), static_cast<const float*>(d.inputs[1].data),
                             static_cast<const float*>(d.inputs[2].data), static_cast<float*>(d.outputs[0].data),
                             static_cast<float*>(d.outputs[1].data), broadcast_index<2>(d.outputs[0], ins)};
-  host_map(numel(d.outputs[0]), map);
+  each_element(map, numel(d.outputs[0]));
   INFO(name << " " << shape_str(a) << " with " << shape_str(b));
   CHECK(f32_mismatches(got[0], want[0], 1e-5, 1e-5) == "");
   CHECK(f32_mismatches(got[1], want[1], 1e-5, 1e-5) == "");
@@ -142,7 +142,8 @@ TEST_CASE("cuda elementwise_grad logic: ReduceSumGrad and ReduceMaxGrad, ties in
     REQUIRE(params::parse(d, &p).is_ok());
     const pock_tensor_desc view = keepdims_view(p.reduced, d.outputs[0]);
     const pock_tensor_desc* back[1] = {&view};
-    host_map(numel(d.outputs[0]), float_map<ScaleOp, 1>(d, broadcast_index<1>(d.outputs[0], back), static_cast<float>(p.scale)));
+    each_element(float_map<ScaleOp, 1>(d, broadcast_index<1>(d.outputs[0], back), static_cast<float>(p.scale)),
+                 numel(d.outputs[0]));
     INFO(shape_str(k.x) << " keepdims " << k.keepdims);
     CHECK(f32_mismatches(got[0], want[0], 0, 0) == "");
 
@@ -159,9 +160,9 @@ TEST_CASE("cuda elementwise_grad logic: ReduceSumGrad and ReduceMaxGrad, ties in
     host_reduce(groups, TieCountReducer{x, ym, ties.data()}, 8, 2);
     const pock_tensor_desc group_view = keepdims_view(p.reduced, d.inputs[1]);
     const pock_tensor_desc* group_of[1] = {&group_view};
-    host_map(numel(d.outputs[0]), MaxGradMap{static_cast<const float*>(d.inputs[0].data), x, ym, ties.data(),
-                                             static_cast<float*>(d.outputs[0].data),
-                                             broadcast_index<1>(d.inputs[1], group_of)});
+    each_element(MaxGradMap{static_cast<const float*>(d.inputs[0].data), x, ym, ties.data(),
+                            static_cast<float*>(d.outputs[0].data), broadcast_index<1>(d.inputs[1], group_of)},
+                 numel(d.outputs[0]));
     CHECK(f32_mismatches(got[0], want[0], 0, 0) == "");
   }
 }

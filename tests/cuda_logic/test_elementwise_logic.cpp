@@ -23,7 +23,7 @@ void check_map(BoundOp& op, const StridedIndex<N>& index, const Args& args, bool
   pock_op_desc d = op.bind(got);
   const auto map = float_map<Op, N>(d, index, args);
   const int64_t n = numel(d.outputs[0]);
-  host_map(n, map);
+  each_element(map, n);
   INFO(op.op() << " element by element");
   CHECK(f32_mismatches(got[0], want[0], kRtol, kAtol) == "");
 
@@ -32,7 +32,7 @@ void check_map(BoundOp& op, const StridedIndex<N>& index, const Args& args, bool
   const auto packed = float_map<Op, N>(d, index, args);
   CHECK(packable(packed) == expect_packs);
   if (!packable(packed)) return;
-  host_map(n / 4 + n % 4, FloatPackMap<Op, Args, N>{packed, n / 4});
+  each_element(FloatPackMap<Op, Args, N>{packed, n / 4}, n / 4 + n % 4);
   INFO(op.op() << " four at a time");
   CHECK(f32_mismatches(got[0], want[0], kRtol, kAtol) == "");
 }
@@ -153,7 +153,7 @@ TEST_CASE("cuda elementwise logic: Where with broadcast condition and every bran
     const WhereMap<Bits> map{static_cast<const uint8_t*>(d.inputs[0].data), static_cast<const Bits*>(d.inputs[1].data),
                              static_cast<const Bits*>(d.inputs[2].data), static_cast<Bits*>(d.outputs[0].data),
                              broadcast_index<3>(d.outputs[0], ins)};
-    host_map(numel(d.outputs[0]), map);
+    each_element(map, numel(d.outputs[0]));
     INFO(dtype_name(dt));
     CHECK(byte_mismatches(got[0], want[0]) == "");
   };
@@ -186,7 +186,8 @@ TEST_CASE("cuda elementwise logic: Cast between every pair of ref's dtypes", "[c
       if (from == to) {
         std::memcpy(d.outputs[0].data, d.inputs[0].data, d.outputs[0].nbytes);  // the kernel's copy
       } else {
-        host_map(numel(d.outputs[0]), CastMap{d.inputs[0].data, d.outputs[0].data, d.inputs[0].dtype, d.outputs[0].dtype});
+        each_element(CastMap{d.inputs[0].data, d.outputs[0].data, d.inputs[0].dtype, d.outputs[0].dtype},
+                     numel(d.outputs[0]));
       }
       INFO(dtype_name(from) << " -> " << dtype_name(to));
       CHECK(byte_mismatches(got[0], want[0]) == "");

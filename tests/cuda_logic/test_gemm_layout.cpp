@@ -8,9 +8,8 @@
 #include <random>
 #include <vector>
 
+#include "cuda_logic/logic_harness.hpp"
 #include "kernels/cuda/gemm_layout.hpp"
-#include "support/op_runner.hpp"
-#include "tests/cuda_logic/ref_op.hpp"
 
 using namespace pock;
 using namespace pock::cuda;
@@ -45,14 +44,14 @@ TEST_CASE("the column-major arguments of a row-major GEMM give ref's MatMul", "[
   for (int ta = 0; ta < 2; ++ta) {
     for (int tb = 0; tb < 2; ++tb) {
       INFO("transpose_a " << ta << ", transpose_b " << tb);
-      std::vector<float> a = test::random_floats(m * k, 1), b = test::random_floats(k * n, 2), want(m * n);
-      test::RefOp op("MatMul");
-      op.input(POCK_F32, ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k}, a.data())
-          .input(POCK_F32, tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n}, b.data())
-          .output(POCK_F32, {m, n}, want.data())
-          .integer("transpose_a", ta)
-          .integer("transpose_b", tb);
-      op.run();
+      std::vector<float> a = test::random_floats(m * k, 1), b = test::random_floats(k * n, 2);
+      test::BoundOp op("MatMul",
+                       {test::f32(ta ? Shape{k, m} : Shape{m, k}, a), test::f32(tb ? Shape{n, k} : Shape{k, n}, b)},
+                       {{"transpose_a", int64_t{ta}}, {"transpose_b", int64_t{tb}}});
+      REQUIRE(op.status().is_ok());
+      const std::vector<test::HostBuffer> out = op.run_ref();
+      REQUIRE(out.at(0).shape == Shape{m, n});
+      const std::vector<float> want = out[0].f32();
       const ColumnMajorGemm g = column_major({ta != 0, tb != 0, m, n, k});
       // Row-major C [m, n] is the column-major [n, m] result: the same bytes.
       const std::vector<float> got = column_major_gemm(g, b, a);

@@ -1,10 +1,8 @@
-// The CUDA norm backward logic (kernels/cuda/layer_grad_norm_logic.hpp) on the host, one SoloTeam
-// per row or channel and the column terms summed by a plain loop, against the reference kernels.
-#include <catch2/catch.hpp>
-
+// The CUDA norm backward logic (kernels/cuda/layer_grad_norm_logic.hpp) on the host, rows and
+// channels by each_row and the column terms summed by a plain loop, against the reference kernels.
+#include "cuda_logic/logic_harness.hpp"
 #include "kernels/cuda/layer_grad_norm_logic.hpp"
 #include "kernels/params/norm.hpp"
-#include "ref_case.hpp"
 
 using namespace pock;
 using namespace pock::test;
@@ -25,10 +23,9 @@ void column_sums(const Terms& terms, int64_t rows, int64_t columns, float* const
   }
 }
 
-void expect_outputs_close(RefCase& actual, RefCase& expected) {
-  for (size_t i = 0; i < actual.outputs.size(); ++i) {
-    expect_close(actual.outputs[i], expected.outputs[i], "output " + std::to_string(i), 5e-4f, 2e-4f);
-  }
+void expect_outputs_close(const std::vector<HostBuffer>& got, const std::vector<HostBuffer>& want) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i], "output " + std::to_string(i), 5e-4, 2e-4);
 }
 
 }  // namespace
@@ -41,37 +38,31 @@ TEST_CASE("cuda LayerNormGrad and RMSNormGrad logic matches ref", "[cuda_logic][
       for (bool affine : {true, false}) {
         const int64_t features = shape.back();
         const int64_t rows = numel(shape) / features;
-        RefCase expected;
-        expected.op = op;
-        expected.inputs.push_back(random_f32(shape, ++seed));               // dy
-        expected.inputs.push_back(random_f32(shape, ++seed, -3.0f, 3.0f));  // x
-        if (layer) expected.inputs.push_back(random_f32({rows}, ++seed, -0.5f, 0.5f));  // mean
-        expected.inputs.push_back(random_f32({rows}, ++seed, 0.5f, 2.0f));             // invstd / invrms
-        expected.inputs.push_back(affine ? random_f32({features}, ++seed, 0.5f, 1.5f) : absent());
-        expected.outputs.push_back(tensor(DType::kF32, shape));
-        expected.outputs.push_back(tensor(DType::kF32, {features}));
-        if (layer) expected.outputs.push_back(tensor(DType::kF32, {features}));
-        expected.set_int("axis", static_cast<int64_t>(shape.size()) - 1);
-        RefCase actual = expected;
-        REQUIRE(run_ref(expected).is_ok());
-        std::vector<CaseTensor>& in = actual.inputs;
-        std::vector<CaseTensor>& out = actual.outputs;
+        const Shape stats(shape.begin(), shape.end() - 1);  // one per row: x's leading dims
+        std::vector<InputSlot> inputs;
+        inputs.push_back(random_f32(shape, ++seed));               // dy
+        inputs.push_back(random_f32(shape, ++seed, -3.0f, 3.0f));  // x
+        if (layer) inputs.push_back(random_f32(stats, ++seed, -0.5f, 0.5f));  // mean
+        inputs.push_back(random_f32(stats, ++seed, 0.5f, 2.0f));             // invstd / invrms
+        inputs.push_back(affine ? random_f32({features}, ++seed, 0.5f, 1.5f) : absent());
+        BoundOp bound(op, std::move(inputs), {{"axis", static_cast<int64_t>(shape.size()) - 1}});
+        REQUIRE(bound.status().is_ok());
+        const std::vector<HostBuffer> want = bound.run_ref();
+        std::vector<HostBuffer> got = bound.fresh_outputs();
+        const pock_op_desc d = bound.bind(got);
+        auto in = [&](int i) { return data_of(d.inputs[i]); };
+        auto out = [&](int i) { return data_of(d.outputs[i]); };
         if (layer) {
-          each_row(cuda::LayerNormGradRow{in[0].f32(), in[1].f32(), in[2].f32(), in[3].f32(), optional_data(in[4]),
-                                          out[0].f32(), features},
-                   rows);
-          float* const outs[] = {out[1].f32(), out[2].f32()};
-          column_sums(cuda::LayerNormGradColumns{in[0].f32(), in[1].f32(), in[2].f32(), in[3].f32(), features}, rows,
-                      features, outs);
+          each_row(cuda::LayerNormGradRow{in(0), in(1), in(2), in(3), in(4), out(0), features}, rows);
+          float* const outs[] = {out(1), out(2)};
+          column_sums(cuda::LayerNormGradColumns{in(0), in(1), in(2), in(3), features}, rows, features, outs);
         } else {
-          each_row(cuda::RmsNormGradRow{in[0].f32(), in[1].f32(), in[2].f32(), optional_data(in[3]), out[0].f32(),
-                                        features},
-                   rows);
-          float* const outs[] = {out[1].f32()};
-          column_sums(cuda::RmsNormGradColumns{in[0].f32(), in[1].f32(), in[2].f32(), features}, rows, features, outs);
+          each_row(cuda::RmsNormGradRow{in(0), in(1), in(2), in(3), out(0), features}, rows);
+          float* const outs[] = {out(1)};
+          column_sums(cuda::RmsNormGradColumns{in(0), in(1), in(2), features}, rows, features, outs);
         }
         INFO(op << " shape " << shape_str(shape) << (affine ? " with gamma" : " without gamma"));
-        expect_outputs_close(actual, expected);
+        expect_outputs_close(got, want);
       }
     }
   }
@@ -83,27 +74,24 @@ TEST_CASE("cuda SoftmaxGrad and LogSoftmaxGrad logic matches ref on every axis",
     const bool log = std::string(op) == "LogSoftmaxGrad";
     for (const Shape& shape : {Shape{3, 7, 33}, Shape{2, 2000}}) {
       for (int axis = 0; axis < static_cast<int>(shape.size()); ++axis) {
-        RefCase expected;
-        expected.op = op;
-        expected.inputs.push_back(random_f32(shape, ++seed));
+        HostBuffer dy = random_f32(shape, ++seed);
         // y: probabilities (Softmax) or log-probabilities (LogSoftmax)
-        expected.inputs.push_back(log ? random_f32(shape, ++seed, -6.0f, 0.0f) : random_f32(shape, ++seed, 0.0f, 1.0f));
-        expected.outputs.push_back(tensor(DType::kF32, shape));
-        expected.set_int("axis", axis);
-        RefCase actual = expected;
-        REQUIRE(run_ref(expected).is_ok());
-        const auto p = parsed<params::AxisNormParams>(actual);
-        const params::AxisSplit s = p.around(actual.desc().inputs[1]);
+        HostBuffer y = log ? random_f32(shape, ++seed, -6.0f, 0.0f) : random_f32(shape, ++seed, 0.0f, 1.0f);
+        BoundOp bound(op, {dy, y}, {{"axis", int64_t{axis}}});
+        REQUIRE(bound.status().is_ok());
+        const std::vector<HostBuffer> want = bound.run_ref();
+        std::vector<HostBuffer> got = bound.fresh_outputs();
+        const pock_op_desc d = bound.bind(got);
+        const params::AxisSplit s = parsed<params::AxisNormParams>(d).around(d.inputs[1]);
         const cuda::AxisRows rows{s.extent, s.inner};
-        std::vector<CaseTensor>& in = actual.inputs;
+        float *in0 = data_of(d.inputs[0]), *in1 = data_of(d.inputs[1]), *out = data_of(d.outputs[0]);
         if (log) {
-          each_row(cuda::SoftmaxGradRow<true>{in[0].f32(), in[1].f32(), actual.outputs[0].f32(), rows}, s.outer * s.inner);
+          each_row(cuda::SoftmaxGradRow<true>{in0, in1, out, rows}, s.outer * s.inner);
         } else {
-          each_row(cuda::SoftmaxGradRow<false>{in[0].f32(), in[1].f32(), actual.outputs[0].f32(), rows},
-                   s.outer * s.inner);
+          each_row(cuda::SoftmaxGradRow<false>{in0, in1, out, rows}, s.outer * s.inner);
         }
         INFO(op << " shape " << shape_str(shape) << " axis " << axis);
-        expect_outputs_close(actual, expected);
+        expect_outputs_close(got, want);
       }
     }
   }
@@ -117,28 +105,24 @@ TEST_CASE("cuda BatchNormTrainGrad and BatchNormParamGrad logic matches ref", "[
       const bool with_dx = std::string(op) == "BatchNormTrainGrad";
       for (bool affine : {true, false}) {
         if (!with_dx && !affine) continue;  // ParamGrad takes no gamma
-        RefCase expected;
-        expected.op = op;
-        expected.inputs = {random_f32(shape, ++seed), random_f32(shape, ++seed, -2.0f, 2.0f),
-                           random_f32({channels}, ++seed, -0.5f, 0.5f), random_f32({channels}, ++seed, 0.5f, 2.0f)};
-        if (with_dx) {
-          expected.inputs.push_back(affine ? random_f32({channels}, ++seed, 0.5f, 1.5f) : absent());
-          expected.outputs.push_back(tensor(DType::kF32, shape));
-        }
-        expected.outputs.push_back(tensor(DType::kF32, {channels}));
-        expected.outputs.push_back(tensor(DType::kF32, {channels}));
-        RefCase actual = expected;
-        REQUIRE(run_ref(expected).is_ok());
-        std::vector<CaseTensor>& in = actual.inputs;
-        std::vector<CaseTensor>& out = actual.outputs;
+        std::vector<InputSlot> inputs = {random_f32(shape, ++seed), random_f32(shape, ++seed, -2.0f, 2.0f),
+                                         random_f32({channels}, ++seed, -0.5f, 0.5f),
+                                         random_f32({channels}, ++seed, 0.5f, 2.0f)};
+        if (with_dx) inputs.push_back(affine ? random_f32({channels}, ++seed, 0.5f, 1.5f) : absent());
+        BoundOp bound(op, std::move(inputs));
+        REQUIRE(bound.status().is_ok());
+        const std::vector<HostBuffer> want = bound.run_ref();
+        std::vector<HostBuffer> got = bound.fresh_outputs();
+        const pock_op_desc d = bound.bind(got);
+        auto in = [&](int i) { return data_of(d.inputs[i]); };
         const int first = with_dx ? 1 : 0;
-        each_row(cuda::BatchNormGradChannel{in[0].f32(), in[1].f32(), in[2].f32(), in[3].f32(),
-                                            with_dx ? optional_data(in[4]) : nullptr, with_dx ? out[0].f32() : nullptr,
-                                            out[first].f32(), out[first + 1].f32(),
+        each_row(cuda::BatchNormGradChannel{in(0), in(1), in(2), in(3), with_dx ? in(4) : nullptr,
+                                            with_dx ? data_of(d.outputs[0]) : nullptr, data_of(d.outputs[first]),
+                                            data_of(d.outputs[first + 1]),
                                             cuda::channel_view(shape.data(), static_cast<int>(shape.size()))},
                  channels);
         INFO(op << " shape " << shape_str(shape));
-        expect_outputs_close(actual, expected);
+        expect_outputs_close(got, want);
       }
     }
   }

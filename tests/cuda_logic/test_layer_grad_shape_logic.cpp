@@ -39,7 +39,8 @@ TEST_CASE("cuda layer_grad_shape logic: SliceGrad scatters dy as ref does", "[cu
     const MoveLaunch l = move_launch(plan, sizeof(float), d.inputs[0].data, d.outputs[0].data, numel(d.inputs[0]));
     with_move_width(l.bytes, [&](auto t) {
       using T = decltype(t);
-      host_map(l.moves, ScatterMap<T>{static_cast<const T*>(d.inputs[0].data), static_cast<T*>(d.outputs[0].data), *l.index});
+      each_element(ScatterMap<T>{static_cast<const T*>(d.inputs[0].data), static_cast<T*>(d.outputs[0].data), *l.index},
+                   l.moves);
     });
     INFO(shape_str(k.dy) << " into " << shape_str(k.shape));
     CHECK(byte_mismatches(got[0], want[0]) == "");

@@ -1,36 +1,43 @@
-// The CUDA norm family's row and channel logic (kernels/cuda/norm_logic.hpp) on the host, one
-// SoloTeam per row, against the reference kernels on random inputs.
-#include <catch2/catch.hpp>
-
+// The CUDA norm family's row and channel logic (kernels/cuda/norm_logic.hpp) on the host, rows on
+// a thread team and on a SoloTeam (each_row), against the reference kernels on random inputs.
+#include "cuda_logic/logic_harness.hpp"
 #include "kernels/cuda/norm_logic.hpp"
 #include "kernels/params/norm.hpp"
-#include "ref_case.hpp"
 
 using namespace pock;
 using namespace pock::test;
 
 namespace {
 
-// LayerNorm / RMSNorm of x over dims [axis, rank), with or without the affine inputs.
-RefCase row_norm_case(const char* op, const Shape& shape, int axis, bool affine, bool stats, uint32_t seed, float offset) {
-  RefCase c;
-  c.op = op;
-  CaseTensor x = random_f32(shape, seed, offset - 2.0f, offset + 2.0f);
+// LayerNorm / RMSNorm of x over dims [axis, rank), with or without the affine inputs and the
+// saved statistics (optional outputs).
+void check_row_norm(const char* op, const Shape& shape, int axis, bool affine, bool stats, uint32_t seed, float offset) {
   const Shape normalized(shape.begin() + axis, shape.end());
-  int64_t rows = 1;
-  for (int d = 0; d < axis; ++d) rows *= shape[d];
-  c.inputs.push_back(x);
   const bool layer = std::string(op) == "LayerNorm";
-  c.inputs.push_back(affine ? random_f32(normalized, seed + 1, 0.5f, 1.5f) : absent());
-  if (layer) c.inputs.push_back(affine ? random_f32(normalized, seed + 2) : absent());
-  c.outputs.push_back(tensor(DType::kF32, shape));
-  if (stats) {
-    c.outputs.push_back(tensor(DType::kF32, {rows}));
-    if (layer) c.outputs.push_back(tensor(DType::kF32, {rows}));
+  std::vector<InputSlot> inputs = {random_f32(shape, seed, offset - 2.0f, offset + 2.0f),
+                                   affine ? random_f32(normalized, seed + 1, 0.5f, 1.5f) : absent()};
+  if (layer) inputs.push_back(affine ? random_f32(normalized, seed + 2) : absent());
+  Attrs attrs{{"axis", int64_t{axis}}};
+  if (seed % 2) attrs.set("eps", 1e-3);
+  BoundOp bound(op, std::move(inputs), attrs);
+  REQUIRE(bound.status().is_ok());
+  bound.use_outputs(stats ? 3 : 1);
+  const std::vector<HostBuffer> want = bound.run_ref();
+  std::vector<HostBuffer> got = bound.fresh_outputs();
+  const pock_op_desc d = bound.bind(got);
+  const auto p = parsed<params::AxisNormParams>(d);
+  const params::RowSplit s = p.rows(d.inputs[0]);
+  const float eps = static_cast<float>(p.eps);
+  auto out = [&](int i) { return i < d.num_outputs ? data_of(d.outputs[i]) : nullptr; };
+  if (layer) {
+    each_row(cuda::LayerNormRow{data_of(d.inputs[0]), data_of(d.inputs[1]), data_of(d.inputs[2]), out(0), out(1),
+                                out(2), s.features, eps},
+             s.rows);
+  } else {
+    each_row(cuda::RmsNormRow{data_of(d.inputs[0]), data_of(d.inputs[1]), out(0), out(1), s.features, eps}, s.rows);
   }
-  c.set_int("axis", axis);
-  if (seed % 2) c.set_float("eps", 1e-3);
-  return c;
+  INFO(op << " shape " << shape_str(shape) << " axis " << axis << " affine " << affine << " stats " << stats);
+  for (size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i], "output " + std::to_string(i), 2e-4, 1e-4);
 }
 
 }  // namespace
@@ -43,26 +50,7 @@ TEST_CASE("cuda LayerNorm and RMSNorm row logic matches ref", "[cuda_logic][norm
         for (int variant = 0; variant < 3; ++variant) {
           const bool affine = variant != 1, stats = variant != 2;
           const float offset = variant == 0 ? 50.0f : 0.0f;  // a large mean must not cancel the variance
-          RefCase expected = row_norm_case(op, shape, axis, affine, stats, ++seed, offset);
-          RefCase actual = expected;
-          REQUIRE(run_ref(expected).is_ok());
-          const auto p = parsed<params::AxisNormParams>(actual);
-          const params::RowSplit s = p.rows(actual.desc().inputs[0]);
-          const float eps = static_cast<float>(p.eps);
-          auto out = [&](size_t i) { return i < actual.outputs.size() ? actual.outputs[i].f32() : nullptr; };
-          if (std::string(op) == "LayerNorm") {
-            each_row(cuda::LayerNormRow{actual.inputs[0].f32(), optional_data(actual.inputs[1]),
-                                        optional_data(actual.inputs[2]), out(0), out(1), out(2), s.features, eps},
-                     s.rows);
-          } else {
-            each_row(cuda::RmsNormRow{actual.inputs[0].f32(), optional_data(actual.inputs[1]), out(0), out(1),
-                                      s.features, eps},
-                     s.rows);
-          }
-          INFO(op << " shape " << shape_str(shape) << " axis " << axis << " variant " << variant);
-          for (size_t i = 0; i < actual.outputs.size(); ++i) {
-            expect_close(actual.outputs[i], expected.outputs[i], "output " + std::to_string(i), 2e-4f, 1e-4f);
-          }
+          check_row_norm(op, shape, axis, affine, stats, ++seed, offset);
         }
       }
     }
@@ -74,24 +62,22 @@ TEST_CASE("cuda Softmax and LogSoftmax row logic matches ref on every axis", "[c
   for (const char* op : {"Softmax", "LogSoftmax"}) {
     for (const Shape& shape : {Shape{3, 7, 33}, Shape{2, 2000}, Shape{5}}) {
       for (int axis = 0; axis < static_cast<int>(shape.size()); ++axis) {
-        RefCase expected;
-        expected.op = op;
-        expected.inputs.push_back(random_f32(shape, ++seed, -8.0f, 8.0f));
-        expected.inputs[0].f32()[0] = -INFINITY;  // a masked score
-        expected.outputs.push_back(tensor(DType::kF32, shape));
-        expected.set_int("axis", axis);
-        RefCase actual = expected;
-        REQUIRE(run_ref(expected).is_ok());
-        const auto p = parsed<params::AxisNormParams>(actual);
-        const params::AxisSplit s = p.around(actual.desc().inputs[0]);
+        std::vector<float> x = random_values(shape, ++seed, -8.0f, 8.0f, false);
+        x[0] = -INFINITY;  // a masked score
+        BoundOp bound(op, {f32(shape, x)}, {{"axis", int64_t{axis}}});
+        REQUIRE(bound.status().is_ok());
+        const std::vector<HostBuffer> want = bound.run_ref();
+        std::vector<HostBuffer> got = bound.fresh_outputs();
+        const pock_op_desc d = bound.bind(got);
+        const params::AxisSplit s = parsed<params::AxisNormParams>(d).around(d.inputs[0]);
         const cuda::AxisRows rows{s.extent, s.inner};
         if (std::string(op) == "Softmax") {
-          each_row(cuda::SoftmaxRow<false>{actual.inputs[0].f32(), actual.outputs[0].f32(), rows}, s.outer * s.inner);
+          each_row(cuda::SoftmaxRow<false>{data_of(d.inputs[0]), data_of(d.outputs[0]), rows}, s.outer * s.inner);
         } else {
-          each_row(cuda::SoftmaxRow<true>{actual.inputs[0].f32(), actual.outputs[0].f32(), rows}, s.outer * s.inner);
+          each_row(cuda::SoftmaxRow<true>{data_of(d.inputs[0]), data_of(d.outputs[0]), rows}, s.outer * s.inner);
         }
         INFO(op << " shape " << shape_str(shape) << " axis " << axis);
-        expect_close(actual.outputs[0], expected.outputs[0], "y", 1e-4f, 1e-6f);
+        expect_close(got[0], want[0], "y", 1e-4, 1e-6);
       }
     }
   }
@@ -103,40 +89,33 @@ TEST_CASE("cuda BatchNorm and BatchNormTrain logic matches ref", "[cuda_logic][n
     const int64_t channels = shape[1];
     for (const char* op : {"BatchNorm", "BatchNormTrain"}) {
       const bool train = std::string(op) == "BatchNormTrain";
-      RefCase expected;
-      expected.op = op;
-      expected.inputs = {random_f32(shape, ++seed, 8.0f, 12.0f), random_f32({channels}, ++seed, 0.5f, 1.5f),
-                         random_f32({channels}, ++seed), random_f32({channels}, ++seed),
-                         random_f32({channels}, ++seed, 0.5f, 2.0f)};
-      expected.outputs.push_back(tensor(DType::kF32, shape));
-      if (train) {
-        expected.outputs.push_back(tensor(DType::kF32, {channels}));
-        expected.outputs.push_back(tensor(DType::kF32, {channels}));
-      }
-      expected.set_float("momentum", 0.25);
-      RefCase actual = expected;
-      REQUIRE(run_ref(expected).is_ok());
-      const auto p = parsed<params::BatchNormParams>(actual);
+      std::vector<InputSlot> inputs = {random_f32(shape, ++seed, 8.0f, 12.0f), random_f32({channels}, ++seed, 0.5f, 1.5f),
+                                       random_f32({channels}, ++seed), random_f32({channels}, ++seed),
+                                       random_f32({channels}, ++seed, 0.5f, 2.0f)};
+      BoundOp bound(op, std::move(inputs), {{"momentum", 0.25}});
+      REQUIRE(bound.status().is_ok());
+      std::vector<HostBuffer> want_in;
+      const std::vector<HostBuffer> want = bound.run_ref(&want_in);
+      std::vector<HostBuffer> in = bound.fresh_inputs(), got = bound.fresh_outputs();
+      const pock_op_desc d = bound.bind(in, got);
+      const auto p = parsed<params::BatchNormParams>(d);
       const cuda::ChannelView v = cuda::channel_view(shape.data(), static_cast<int>(shape.size()));
-      std::vector<CaseTensor>& in = actual.inputs;
-      std::vector<CaseTensor>& out = actual.outputs;
+      auto x = [&](int i) { return data_of(d.inputs[i]); };
       if (train) {
-        each_row(cuda::BatchNormTrainChannel{in[0].f32(), in[1].f32(), in[2].f32(), in[3].f32(), in[4].f32(),
-                                             out[0].f32(), out[1].f32(), out[2].f32(), v, static_cast<float>(p.eps),
+        each_row(cuda::BatchNormTrainChannel{x(0), x(1), x(2), x(3), x(4), data_of(d.outputs[0]), data_of(d.outputs[1]),
+                                             data_of(d.outputs[2]), v, static_cast<float>(p.eps),
                                              static_cast<float>(p.momentum)},
                  v.channels);
       } else {
-        const cuda::BatchNormElement element{in[0].f32(), in[1].f32(), in[2].f32(), in[3].f32(), in[4].f32(),
-                                             out[0].f32(), v.channels,  v.inner,     static_cast<float>(p.eps)};
-        for (int64_t i = 0; i < in[0].count(); ++i) element(i);
+        each_element(cuda::BatchNormElement{x(0), x(1), x(2), x(3), x(4), data_of(d.outputs[0]), v.channels, v.inner,
+                                            static_cast<float>(p.eps)},
+                     numel(shape));
       }
       INFO(op << " shape " << shape_str(shape));
-      for (size_t i = 0; i < out.size(); ++i) {
-        expect_close(out[i], expected.outputs[i], "output " + std::to_string(i), 2e-4f, 1e-4f);
-      }
+      for (size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i], "output " + std::to_string(i), 2e-4, 1e-4);
       // The running statistics are updated in place.
-      expect_close(in[3], expected.inputs[3], "running_mean");
-      expect_close(in[4], expected.inputs[4], "running_var");
+      expect_close(in[3], want_in[3], "running_mean");
+      expect_close(in[4], want_in[4], "running_var");
     }
   }
 }

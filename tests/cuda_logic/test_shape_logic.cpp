@@ -46,7 +46,8 @@ void run_gather(const pock_op_desc& d, const MovePlan& plan) {
                                    d.outputs[0].data, numel(d.outputs[0]));
   with_move_width(l.bytes, [&](auto t) {
     using T = decltype(t);
-    host_map(l.moves, GatherMap<T>{static_cast<const T*>(d.inputs[0].data), static_cast<T*>(d.outputs[0].data), *l.index});
+    each_element(GatherMap<T>{static_cast<const T*>(d.inputs[0].data), static_cast<T*>(d.outputs[0].data), *l.index},
+                 l.moves);
   });
 }
 
@@ -179,7 +180,8 @@ TEST_CASE("cuda shape logic: Pad with crops and a fill in every encoding", "[cud
       check_bytes(op, [](const pock_op_desc& d, const params::ShapeParams& p) { return pad_plan(d.inputs[0], d.outputs[0], p); },
                   [](const pock_op_desc& d, const PadPlan& plan) {
                     with_element_width(d.outputs[0].dtype, [&](auto t) {
-                      host_map(numel(d.outputs[0]), pad_map<decltype(t)>(d.inputs[0].data, d.outputs[0].data, plan));
+                      each_element(pad_map<decltype(t)>(d.inputs[0].data, d.outputs[0].data, plan),
+                                   numel(d.outputs[0]));
                     });
                   });
     }
@@ -198,9 +200,9 @@ void run_pieces(const pock_op_desc& d, const std::vector<MovePlan>& moves, bool 
       auto* whole = static_cast<T*>(joined.data);
       auto* part = static_cast<T*>(piece.data);
       if (into_joined) {
-        host_map(l.moves, ScatterMap<T>{part, whole, *l.index});
+        each_element(ScatterMap<T>{part, whole, *l.index}, l.moves);
       } else {
-        host_map(l.moves, GatherMap<T>{whole, part, *l.index});
+        each_element(GatherMap<T>{whole, part, *l.index}, l.moves);
       }
     });
   }

@@ -5,19 +5,17 @@
 // fused multiply-adds a compiler may form in one and not the other (an ulp per operation, a few
 // ulps after several steps) and, for the losses, the order in which a sum is added: 2e-6
 // relative. A wrong formula, sign, schedule or bias correction is off by 1e-3 or more.
-#include <catch2/catch.hpp>
-
 #include <cmath>
 #include <random>
 #include <vector>
 
+#include "cuda_logic/logic_harness.hpp"
 #include "kernels/cuda/training_params.hpp"
-#include "support/op_runner.hpp"
-#include "tests/cuda_logic/ref_op.hpp"
 
 using namespace pock;
 using namespace pock::cuda;
-using pock::test::RefOp;
+using pock::test::BoundOp;
+using pock::test::HostBuffer;
 
 namespace {
 
@@ -33,10 +31,34 @@ void check_close(const std::vector<float>& got, const std::vector<float>& want, 
 }
 
 // The optimizer attributes every case shares: a schedule with warm-up and (for cosine) decay.
-RefOp& schedule_attrs(RefOp& op, const char* schedule, int64_t accumulation) {
-  return op.real("lr", 0.05).text("schedule", schedule).integer("warmup_steps", 2).integer("total_steps", 7)
-      .real("min_lr", 0.005).real("weight_decay", 0.01).integer("accumulation", accumulation);
+Attrs schedule_attrs(const char* schedule, int64_t accumulation) {
+  return {{"lr", 0.05},           {"schedule", std::string(schedule)}, {"warmup_steps", int64_t{2}},
+          {"total_steps", int64_t{7}}, {"min_lr", 0.005},                  {"weight_decay", 0.01},
+          {"accumulation", accumulation}};
 }
+
+// Runs ref's kernel on `op`: its outputs, and the inputs it updated in place.
+struct RefRun {
+  std::vector<HostBuffer> inputs, outputs;
+};
+RefRun run_ref(BoundOp& op) {
+  INFO(op.op() << ": " << op.status().message());
+  REQUIRE(op.status().is_ok());
+  RefRun r;
+  r.outputs = op.run_ref(&r.inputs);
+  return r;
+}
+
+// The parameters the device kernel is given for `op`.
+template <typename Params>
+Params parsed_params(BoundOp& op) {
+  std::vector<HostBuffer> outs = op.fresh_outputs();
+  return test::parsed<Params>(op.bind(outs));
+}
+
+HostBuffer f32(const std::vector<float>& v) { return HostBuffer::f32({static_cast<int64_t>(v.size())}, v); }
+HostBuffer scalar(float v) { return HostBuffer::f32({}, {v}); }
+HostBuffer step_tensor(int64_t step) { return HostBuffer::i64({}, {step}); }
 
 }  // namespace
 
@@ -71,18 +93,19 @@ TEST_CASE("SgdUpdate logic equals ref over several steps", "[cuda_logic]") {
     INFO("nesterov " << nesterov << ", accumulation " << accumulation);
     constexpr size_t kParam = 40, kGrad = 32;  // a partial-channel gradient: the leading rows only
     std::vector<float> p_ref = test::random_floats(kParam, 1), p_logic = p_ref;
-    std::vector<float> buf_ref(kParam, 0.0f), buf_logic = buf_ref;
-    float clip = 0.75f;
+    std::vector<float> buf_ref(kGrad, 0.0f), buf_logic = buf_ref;  // state covers what the gradient covers
+    const float clip = 0.75f;
     for (int64_t step = 1; step <= 6; ++step) {
       std::vector<float> g_ref = test::random_floats(kGrad, 100 + static_cast<uint32_t>(step)), g_logic = g_ref;
-      int64_t step_value = step;
-      RefOp op("SgdUpdate");
-      op.input(POCK_F32, {40}, p_ref.data()).input(POCK_F32, {32}, g_ref.data()).input(POCK_I64, {}, &step_value)
-          .input(POCK_F32, {40}, buf_ref.data()).input(POCK_F32, {}, &clip);
-      schedule_attrs(op, schedule, accumulation).real("momentum", 0.9).integer("nesterov", nesterov);
-      params::SgdUpdateParams h;
-      REQUIRE(parse(op.desc(), &h).is_ok());
-      op.run();
+      Attrs attrs = schedule_attrs(schedule, accumulation);
+      attrs.set("momentum", 0.9);
+      attrs.set("nesterov", int64_t{nesterov});
+      BoundOp op("SgdUpdate", {f32(p_ref), f32(g_ref), step_tensor(step), f32(buf_ref), scalar(clip)}, attrs);
+      const auto h = parsed_params<params::SgdUpdateParams>(op);
+      const RefRun ref = run_ref(op);
+      p_ref = ref.inputs[0].f32();
+      g_ref = ref.inputs[1].f32();
+      buf_ref = ref.inputs[3].f32();
       // As training.cu's update_kernel: the update's scalars from the step, then every element.
       const ScheduleLogic s = schedule_logic(h);
       if (const int64_t u = s.update_index(step)) {
@@ -106,15 +129,18 @@ TEST_CASE("AdamUpdate logic (Adam and AdamW) equals ref over several steps", "[c
     std::vector<float> m_ref(kN, 0.0f), m_logic = m_ref, v_ref(kN, 0.0f), v_logic = v_ref;
     for (int64_t step = 1; step <= 8; ++step) {
       std::vector<float> g_ref = test::random_floats(kN, 200 + static_cast<uint32_t>(step), -0.1f, 0.1f), g_logic = g_ref;
-      int64_t step_value = step;
-      RefOp op("AdamUpdate");
-      op.input(POCK_F32, {50}, p_ref.data()).input(POCK_F32, {50}, g_ref.data()).input(POCK_I64, {}, &step_value)
-          .input(POCK_F32, {50}, m_ref.data()).input(POCK_F32, {50}, v_ref.data());
-      schedule_attrs(op, "cosine", 1).real("beta1", 0.85).real("beta2", 0.99).real("eps", 1e-6)
-          .integer("decoupled", decoupled);
-      params::AdamUpdateParams h;
-      REQUIRE(parse(op.desc(), &h).is_ok());
-      op.run();
+      Attrs attrs = schedule_attrs("cosine", 1);
+      attrs.set("beta1", 0.85);
+      attrs.set("beta2", 0.99);
+      attrs.set("eps", 1e-6);
+      attrs.set("decoupled", int64_t{decoupled});
+      BoundOp op("AdamUpdate", {f32(p_ref), f32(g_ref), step_tensor(step), f32(m_ref), f32(v_ref)}, attrs);
+      const auto h = parsed_params<params::AdamUpdateParams>(op);
+      const RefRun ref = run_ref(op);
+      p_ref = ref.inputs[0].f32();
+      g_ref = ref.inputs[1].f32();
+      m_ref = ref.inputs[3].f32();
+      v_ref = ref.inputs[4].f32();
       const ScheduleLogic s = schedule_logic(h);
       if (const int64_t u = s.update_index(step)) {
         AdamElement e = adam_element(h);
@@ -132,16 +158,16 @@ TEST_CASE("AdamUpdate logic (Adam and AdamW) equals ref over several steps", "[c
 
 TEST_CASE("MseLoss and MseLossGrad logic equal ref", "[cuda_logic]") {
   std::vector<float> p = test::random_floats(37, 11), t = test::random_floats(37, 12);
-  float loss_ref = 0.0f;
-  RefOp("MseLoss").input(POCK_F32, {37}, p.data()).input(POCK_F32, {37}, t.data()).output(POCK_F32, {}, &loss_ref).run();
+  BoundOp mse("MseLoss", {f32(p), f32(t)});
+  const float loss_ref = run_ref(mse).outputs.at(0).f32().at(0);
   double total = 0.0;
   for (size_t i = 0; i < p.size(); ++i) total += mse_term(p[i], t[i]);
   check_close({mean_or_zero(total, 37)}, {loss_ref}, "loss");
 
-  float dloss = 1.7f;
-  std::vector<float> dp_ref(37), dp_logic(37);
-  RefOp("MseLossGrad").input(POCK_F32, {}, &dloss).input(POCK_F32, {37}, p.data()).input(POCK_F32, {37}, t.data())
-      .output(POCK_F32, {37}, dp_ref.data()).run();
+  const float dloss = 1.7f;
+  std::vector<float> dp_logic(37);
+  BoundOp grad_op("MseLossGrad", {scalar(dloss), f32(p), f32(t)});
+  const std::vector<float> dp_ref = run_ref(grad_op).outputs.at(0).f32();
   for (size_t i = 0; i < p.size(); ++i) dp_logic[i] = mse_grad(dloss, p[i], t[i], 37);
   check_close(dp_logic, dp_ref, "dprediction");
 }
@@ -152,14 +178,13 @@ TEST_CASE("SoftmaxCrossEntropy and its gradient logic equal ref, with smoothing 
   std::vector<int64_t> labels = {3, -100, 0, 8, -100, 5};
   for (double smoothing : {0.0, 0.1}) {
     INFO("label_smoothing " << smoothing);
-    float loss_ref = 0.0f;
-    RefOp("SoftmaxCrossEntropy").input(POCK_F32, {kRows, kClasses}, x.data()).input(POCK_I64, {kRows}, labels.data())
-        .output(POCK_F32, {}, &loss_ref).real("label_smoothing", smoothing).run();
-    float dloss = 0.8f;
-    std::vector<float> dx_ref(x.size()), dx_logic(x.size());
-    RefOp("SoftmaxCrossEntropyGrad").input(POCK_F32, {}, &dloss).input(POCK_F32, {kRows, kClasses}, x.data())
-        .input(POCK_I64, {kRows}, labels.data()).output(POCK_F32, {kRows, kClasses}, dx_ref.data())
-        .real("label_smoothing", smoothing).run();
+    const HostBuffer logits = HostBuffer::f32({kRows, kClasses}, x), label = HostBuffer::i64({kRows}, labels);
+    BoundOp loss_op("SoftmaxCrossEntropy", {logits, label}, {{"label_smoothing", smoothing}});
+    const float loss_ref = run_ref(loss_op).outputs.at(0).f32().at(0);
+    const float dloss = 0.8f;
+    std::vector<float> dx_logic(x.size());
+    BoundOp grad_op("SoftmaxCrossEntropyGrad", {scalar(dloss), logits, label}, {{"label_smoothing", smoothing}});
+    const std::vector<float> dx_ref = run_ref(grad_op).outputs.at(0).f32();
     // As the row kernels: the row's max, then lse and mean in double.
     double total = 0.0;
     int64_t counted = 0;
@@ -192,9 +217,8 @@ TEST_CASE("SoftmaxCrossEntropy and its gradient logic equal ref, with smoothing 
 TEST_CASE("GlobalNormClipScale logic equals ref, clipping and not", "[cuda_logic]") {
   std::vector<float> a = test::random_floats(30, 31), b = test::random_floats(7, 32);
   for (double max_norm : {0.5, 100.0}) {
-    float scale_ref = 0.0f;
-    RefOp("GlobalNormClipScale").input(POCK_F32, {30}, a.data()).input(POCK_F32, {7}, b.data())
-        .output(POCK_F32, {}, &scale_ref).real("grad_scale", 0.5).real("max_norm", max_norm).run();
+    BoundOp op("GlobalNormClipScale", {f32(a), f32(b)}, {{"grad_scale", 0.5}, {"max_norm", max_norm}});
+    const float scale_ref = run_ref(op).outputs.at(0).f32().at(0);
     double sum = 0.0;
     for (const std::vector<float>* g : {&a, &b}) {
       for (float v : *g) sum += (v * 0.5) * (v * 0.5);
