@@ -7,7 +7,8 @@ Standard library only; numbers are printed as measured, nothing is recomputed bu
 import json
 import sys
 
-SIDES = {"pockengine": "PockEngine", "pytorch": "PyTorch eager", "onnxruntime": "ONNX Runtime"}
+SIDES = {"pockengine": "PockEngine", "pytorch": "PyTorch eager", "onnxruntime": "ONNX Runtime",
+         "tensorflow": "TensorFlow (tf.function)"}
 
 
 def fmt(x, spec, none="-"):
@@ -47,20 +48,24 @@ def workload_table(w):
                f"load average {w['load_before'][0]:.1f} before, {w['load_after'][0]:.1f} after."
                + ("" if w.get("same_weights", True) else " **Weights differ between the sides (checksum).**"))
     out.append("")
+    # The TensorFlow columns only where that side ran (run_bench.py --tf-python)
+    with_tf = any("speedup_vs_tf_full" in e for s in w["schemes"].values() for e in s["sides"].values())
     out.append(f"| scheme | engine | step, CPU (ms) | step, wall (ms) | {unit}/s | peak RSS (MB) | GFLOP/s "
-               f"| of sgemm peak | vs PyTorch full | vs PyTorch same scheme | CPU share |")
-    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+               f"| of sgemm peak | vs PyTorch full | vs PyTorch same scheme | "
+               + ("vs TensorFlow full | vs TensorFlow same scheme | " if with_tf else "") + "CPU share |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if with_tf else "") + "---:|")
     for sname, s in w["schemes"].items():
         for side, e in s["sides"].items():
             if not e.get("basis_ms"):
-                out.append(f"| {sname} | {SIDES.get(side, side)} | failed | | | | | | | | |")
+                out.append(f"| {sname} | {SIDES.get(side, side)} | failed |" + " |" * (10 if with_tf else 8))
                 continue
             cpu = e.get("cpu_share")
             out.append(f"| {sname} | {SIDES.get(side, side)} | {fmt(e.get('cpu_median_ms'), '.1f')} | "
                        f"{e['median_ms']:.1f} | {e['per_s']:.1f} | "
                        f"{e['peak_rss_mb']:.0f} | {e['gflops']:.1f} | {100 * e['peak_fraction']:.0f} % | "
                        f"{fmt(e.get('speedup_vs_torch_full'), '.2f')}x | {fmt(e.get('speedup_vs_torch_same'), '.2f')}x | "
-                       f"{fmt(cpu, '.2f')} |")
+                       + (f"{fmt(e.get('speedup_vs_tf_full'), '.2f')}x | {fmt(e.get('speedup_vs_tf_same'), '.2f')}x | "
+                          if with_tf else "") + f"{fmt(cpu, '.2f')} |")
     for sname in w["schemes"]:
         for side, e in w["schemes"][sname]["sides"].items():
             if e.get("error"):
@@ -77,6 +82,16 @@ def workload_table(w):
                    + ", ".join(f"{SIDES.get(side, side)} {sname} {e['first_loss']:.6f}"
                                for sname in w["schemes"] for side, e in w["schemes"][sname]["sides"].items()
                                if e.get("first_loss") is not None) + ".")
+    tf = w["schemes"]["full"]["sides"].get("tensorflow", {})
+    if tf.get("rss_after_import_mb"):
+        checks = w.get("torch_check_loss", {})
+        out.append("")
+        out.append(f"TensorFlow {tf.get('tensorflow', '?')} (tf-keras, one tf.function per step, NHWC) holds "
+                   f"{tf['rss_after_import_mb']:.0f} MB after `import tensorflow`; its dropout-free first loss "
+                   f"against PyTorch's: " + ", ".join(
+                       f"{sname} {e['check_loss']:.6f} / {checks[sname]:.6f}"
+                       for sname in w["schemes"] for side, e in w["schemes"][sname]["sides"].items()
+                       if side == "tensorflow" and e.get("check_loss") is not None and sname in checks) + ".")
     mem = {s: w["schemes"][s]["memory"] for s in w["schemes"]}
     out.append("")
     out.append("Compiler's plan (MB): " + "; ".join(

@@ -5,12 +5,15 @@
 #
 #   benchmarks/run_all.sh                      # everything, about 20 minutes on 2 cores
 #   benchmarks/run_all.sh --only bert resnet18 --steps-scale 0.5
+#   benchmarks/run_all.sh --tf --only mobilenetv2 resnet18   # TensorFlow too (issue 18)
 #
 # Steps: a Release build of pockc and gemm_peak in BUILD_DIR (default build-bench), the
 # PyTorch side (benchmarks/prepare_python.sh: a venv in BUILD_DIR), then run_bench.py, which
 # writes BUILD_DIR/bench/results.json and prints the table; render_results.py turns the JSON
 # into BUILD_DIR/bench/results.md (the tables of RESULTS.md).
 # Environment: BUILD_DIR, THREADS (per side, default 1), JOBS (build jobs, default 2).
+# --tf (opt-in: a TensorFlow install of about 1 GB) adds TensorFlow's graph-mode training on the
+# CNNs (benchmarks/prepare_tf.sh: a second venv in BUILD_DIR; tf_side.py).
 # Other arguments go to run_bench.py (--help lists them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +21,11 @@ BUILD_DIR=${BUILD_DIR:-build-bench}
 THREADS=${THREADS:-1}
 JOBS=${JOBS:-2}
 export CCACHE_BASEDIR=$PWD
+WITH_TF=0
+ARGS=()
+for a in "$@"; do
+  if [ "$a" = --tf ]; then WITH_TF=1; else ARGS+=("$a"); fi
+done
 
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPOCK_USE_CCACHE=ON -DPOCK_WITH_CUDA=OFF \
@@ -27,6 +35,12 @@ ninja -C "$BUILD_DIR" -j "$JOBS" pockc gemm_peak
 
 PY=$(bash benchmarks/prepare_python.sh "$BUILD_DIR")
 echo "PyTorch side: $PY"
-"$PY" benchmarks/run_bench.py --build-dir "$BUILD_DIR" --python "$PY" --threads "$THREADS" "$@"
+TF_ARGS=()
+if [ "$WITH_TF" = 1 ]; then
+  TF_ARGS=(--tf-python "$(bash benchmarks/prepare_tf.sh "$BUILD_DIR")")
+  echo "TensorFlow side: ${TF_ARGS[1]}"
+fi
+"$PY" benchmarks/run_bench.py --build-dir "$BUILD_DIR" --python "$PY" --threads "$THREADS" "${TF_ARGS[@]}" \
+  "${ARGS[@]}"
 "$PY" benchmarks/render_results.py "$BUILD_DIR/bench/results.json" > "$BUILD_DIR/bench/results.md"
 echo "tables: $BUILD_DIR/bench/results.md"

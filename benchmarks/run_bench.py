@@ -4,7 +4,8 @@ run_all.sh builds pockc and gemm_peak and prepares the Python side, then runs th
 Python. Per workload: export the seeded PyTorch model to ONNX, compile a full-BP blob and one per
 sparse scheme (workloads.py; the CNNs have two), then run every (side, scheme) as its own process -- PockEngine (`pockc bench --json`),
 PyTorch eager (torch_side.py train), ONNX Runtime (ort_side.py train) -- in interleaved rounds,
-with the same thread count. Each process's peak RSS comes from wait4(). Writes the results JSON
+with the same thread count; with --tf-python also TensorFlow (tf_side.py train) on the CNNs.
+Each process's peak RSS comes from wait4(). Writes the results JSON
 (render_results.py turns it into RESULTS.md's tables) and prints a summary table.
 """
 import argparse
@@ -229,6 +230,15 @@ def bench_workload(w, args, env, peak, ort_ok):
                 res.setdefault("ort_errors", {})[sname] = str(e)[-600:]
                 log(f"[{w.name}] onnxruntime artifacts {sname} failed: {str(e)[-300:]}")
 
+    # 3b. TensorFlow (opt-in): PyTorch's dropout-free first loss per scheme, which the TF side
+    # must reproduce from the same ONNX weights before it times anything.
+    tf_sides = []
+    if args.tf_python and w.tf:
+        out, _, _ = run_child([py, os.path.join(HERE, "torch_side.py"), "check-loss", w.name],
+                              os.path.join(work, "check_loss"), env)
+        res["torch_check_loss"] = last_json(out)
+        tf_sides = [("tensorflow", [])]
+
     # 4. interleaved rounds: every side and scheme once per round, each a fresh process. PockEngine
     # runs `pockc train` on the batch PyTorch trains on (its per-step log has the step time and
     # the loss, which must match PyTorch's first loss), not bench's synthetic all-zero token ids.
@@ -246,6 +256,11 @@ def bench_workload(w, args, env, peak, ort_ok):
             if sname in ort_dirs:
                 sides.append(("onnxruntime", [py, os.path.join(HERE, "ort_side.py"), "train", w.name, ort_dirs[sname],
                                               "--threads", str(T), "--steps", str(per_round), "--warmup", str(warmup)]))
+            for side, extra in tf_sides:
+                sides.append((side, [args.tf_python, os.path.join(HERE, "tf_side.py"), "train", w.name, sname,
+                                     onnx_path, batch, "--threads", str(T), "--steps", str(per_round), "--warmup",
+                                     str(warmup), "--lr", str(LR), "--expect-loss",
+                                     str(res["torch_check_loss"][sname])] + extra))
             for side, cmd in sides:
                 log(f"[{w.name}] round {r + 1}/{rounds} {sname} {side}")
                 t_load = os.getloadavg()[0]
@@ -278,7 +293,7 @@ def bench_workload(w, args, env, peak, ort_ok):
                 entry.setdefault("cpu_shares", []).append(cpu[0])
                 entry.setdefault("first_loss", j["losses"][0])
                 for key in ("rss_after_import_mb", "rss_after_model_mb", "checksum", "trainable_params",
-                            "masked_weights", "torch", "onnxruntime"):
+                            "masked_weights", "torch", "onnxruntime", "tensorflow", "check_loss", "xla"):
                     if key in j:
                         entry[key] = j[key]
 
@@ -300,8 +315,10 @@ def bench_workload(w, args, env, peak, ort_ok):
     basis = "cpu_samples_ms" if T == 1 else "samples_ms"
     res["basis"] = "cpu" if T == 1 else "wall"
     full_torch = median(res["schemes"]["full"]["sides"].get("pytorch", {}).get(basis, []))
+    full_tf = median(res["schemes"]["full"]["sides"].get("tensorflow", {}).get(basis, []))
     for sname, s in res["schemes"].items():
         same_torch = median(s["sides"].get("pytorch", {}).get(basis, []))
+        same_tf = median(s["sides"].get("tensorflow", {}).get(basis, []))
         for side, e in s["sides"].items():
             e["median_ms"] = median(e["samples_ms"])
             e["cpu_median_ms"] = median(e.get("cpu_samples_ms", []))
@@ -315,6 +332,9 @@ def bench_workload(w, args, env, peak, ort_ok):
             e["peak_fraction"] = e["gflops"] / ((peak["peak_gflops_cpu"] if T == 1 else peak["peak_gflops"]) * T)
             e["speedup_vs_torch_full"] = full_torch / m if full_torch else None
             e["speedup_vs_torch_same"] = same_torch / m if same_torch else None
+            if full_tf:  # the paper's headline is over TensorFlow (graph mode, no XLA)
+                e["speedup_vs_tf_full"] = full_tf / m
+                e["speedup_vs_tf_same"] = same_tf / m if same_tf else None
             if full_torch:
                 e["rss_vs_torch_full"] = e["peak_rss_mb"] / res["schemes"]["full"]["sides"]["pytorch"]["peak_rss_mb"]
     if "pytorch" in res["schemes"]["full"]["sides"]:
@@ -402,20 +422,25 @@ def machine_info():
 
 
 def print_table(results):
-    hdr = f"{'workload':<12} {'scheme':<11} {'side':<12} {'wall ms':>10} {'CPU ms':>8} {'per s':>9} {'peak RSS MB':>11} " \
-          f"{'GFLOP/s':>8} {'% peak':>7} {'vs PT full':>10} {'vs PT same':>10}"
+    with_tf = any("speedup_vs_tf_full" in e for r in results["workloads"] for s in r["schemes"].values()
+                  for e in s["sides"].values())
+    hdr = f"{'workload':<12} {'scheme':<11} {'side':<14} {'wall ms':>10} {'CPU ms':>8} {'per s':>9} {'peak RSS MB':>11} " \
+          f"{'GFLOP/s':>8} {'% peak':>7} {'vs PT full':>10} {'vs PT same':>10}" + \
+          (f" {'vs TF full':>10} {'vs TF same':>10}" if with_tf else "")
     log("\n" + hdr)
     log("-" * len(hdr))
     for r in results["workloads"]:
         for sname, s in r["schemes"].items():
             for side, e in s["sides"].items():
                 if not e.get("basis_ms"):
-                    log(f"{r['name']:<12} {sname:<11} {side:<12} failed")
+                    log(f"{r['name']:<12} {sname:<11} {side:<14} failed")
                     continue
-                log(f"{r['name']:<12} {sname:<11} {side:<12} {e['median_ms']:>10.1f} {e['cpu_median_ms'] or 0:>8.1f} "
+                tf_cols = f" {e.get('speedup_vs_tf_full') or 0:>9.2f}x {e.get('speedup_vs_tf_same') or 0:>9.2f}x" \
+                    if with_tf else ""
+                log(f"{r['name']:<12} {sname:<11} {side:<14} {e['median_ms']:>10.1f} {e['cpu_median_ms'] or 0:>8.1f} "
                     f"{e['per_s']:>9.1f} "
                     f"{e['peak_rss_mb']:>11.0f} {e['gflops']:>8.1f} {100 * e['peak_fraction']:>6.0f}% "
-                    f"{e['speedup_vs_torch_full'] or 0:>9.2f}x {e['speedup_vs_torch_same'] or 0:>9.2f}x")
+                    f"{e['speedup_vs_torch_full'] or 0:>9.2f}x {e['speedup_vs_torch_same'] or 0:>9.2f}x" + tf_cols)
         for t in r["targets"]:
             got = "n/a" if t["got"] is None else f"{t['got']:.2f}"
             at_peak = f"; at the sgemm peak at most {t['bound']:.2f}" if t.get("bound") else ""
@@ -436,6 +461,7 @@ def main():
     ap.add_argument("--steps-scale", type=float, default=1.0, help="scale every workload's timed steps")
     ap.add_argument("--only", nargs="*", help="workload names (default: all)")
     ap.add_argument("--no-ort", action="store_true")
+    ap.add_argument("--tf-python", help="Python with TensorFlow (prepare_tf.sh): adds the TensorFlow side on the CNNs")
     ap.add_argument("--nice", type=int, default=-10,
                     help="niceness of the timed processes (negative: ahead of other work, where permitted)")
     ap.add_argument("--reuse", action="store_true", help="reuse ONNX exports from an earlier run")
@@ -446,7 +472,8 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     out_path = args.out or os.path.join(args.work, "results.json")
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads),
-               OPENBLAS_NUM_THREADS=str(args.threads), PYTHONWARNINGS="ignore", ORT_LOGGING_LEVEL="3")
+               OPENBLAS_NUM_THREADS=str(args.threads), PYTHONWARNINGS="ignore", ORT_LOGGING_LEVEL="3",
+               TF_CPP_MIN_LOG_LEVEL="2")
 
     ort_ok, ort_why = False, "--no-ort"
     if not args.no_ort:
@@ -477,6 +504,12 @@ def main():
         json.dump(results, f, indent=1)
     print_table(results)
     log(f"results: {out_path} ({results['wall_s']:.0f} s)")
+    # A TensorFlow side that did not reproduce PyTorch's first loss trained another model: the
+    # run fails (its error is in the JSON) rather than print a ratio against it.
+    bad = [f"{r['name']} {sname} {side}" for r in results["workloads"] for sname, s in r["schemes"].items()
+           for side, e in s["sides"].items() if side.startswith("tensorflow") and "first loss" in e.get("error", "")]
+    if bad:
+        sys.exit(f"TensorFlow's first loss is not PyTorch's: {', '.join(bad)}")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@
                                       and the batch (batch.npz) every side trains on
   torch_side.py train WORKLOAD SCHEME --threads T --steps N --warmup K
                                       eager training steps; prints one JSON line
+  torch_side.py check-loss WORKLOAD   each scheme's first loss with Dropout off (the reference the
+                                      TensorFlow side must match: its Dropout masks differ)
 
 Both build the model from the same seed, so the weights in the ONNX file and those the eager
 loop trains are the same; each prints a checksum of them and run_bench.py compares the two.
@@ -20,18 +22,11 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workloads  # noqa: E402
+from proc_status import rss_mb  # noqa: E402  (ort_side.py reads it as torch_side.rss_mb)
 
 SEED = 0
 BATCH_SEED = 1
 LR = 1e-3        # SGD with momentum on both sides; the value does not change the work
-
-
-def rss_mb(field="VmRSS"):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024.0
-    return None
 
 
 def build(w):
@@ -188,6 +183,22 @@ def cmd_train(args):
                       "torch": torch.__version__}))
 
 
+def cmd_check_loss(args):
+    w = workloads.by_name(args.workload)
+    inputs, labels = workloads.make_batch(w, BATCH_SEED)
+    out = {}
+    for scheme in w.schemes().values():
+        model = build(w)
+        prepare_training(model, scheme)
+        for m in model.modules():
+            if isinstance(m, torch.nn.Dropout):
+                m.eval()
+        with torch.no_grad():
+            logits = model(*inputs.values())
+        out[scheme.name] = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1)).item()
+    print(json.dumps(out))
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -201,8 +212,10 @@ def main():
     t.add_argument("--threads", type=int, default=1)
     t.add_argument("--steps", type=int, default=10)
     t.add_argument("--warmup", type=int, default=2)
+    c = sub.add_parser("check-loss")
+    c.add_argument("workload")
     args = ap.parse_args()
-    cmd_export(args) if args.cmd == "export" else cmd_train(args)
+    {"export": cmd_export, "train": cmd_train, "check-loss": cmd_check_loss}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,7 @@ class Workload:
     steps: int
     warmup: int
     ort: bool = True                # also run ONNX Runtime training (issue #6: workloads 1-3)
+    tf: bool = False                # a TensorFlow model exists (tf_models.py; issue 18: the CNNs)
     full: Scheme = field(default_factory=lambda: Scheme("full", []))
     more: list = field(default_factory=list)   # further sparse schemes, measured like `sparse`
 
@@ -134,10 +135,10 @@ def workloads():
     return [
         Workload("mobilenetv2", "MobileNetV2 1.0, 128x128, batch 8", lambda: _torchvision("mobilenet_v2"),
                  {"input": ((BATCH_CNN, 3, 128, 128), "float32", None)}, (BATCH_CNN,), 1000,
-                 "images", BATCH_CNN, MOBILENET_SPARSE, steps=20, warmup=3, more=[MOBILENET_LATE]),
+                 "images", BATCH_CNN, MOBILENET_SPARSE, steps=20, warmup=3, more=[MOBILENET_LATE], tf=True),
         Workload("resnet18", "ResNet-18, 128x128, batch 8", lambda: _torchvision("resnet18"),
                  {"input": ((BATCH_CNN, 3, 128, 128), "float32", None)}, (BATCH_CNN,), 1000,
-                 "images", BATCH_CNN, RESNET_SPARSE, steps=20, warmup=3, more=[RESNET_LATE]),
+                 "images", BATCH_CNN, RESNET_SPARSE, steps=20, warmup=3, more=[RESNET_LATE], tf=True),
         # MiniLM-L6-H384: 6 layers x 384, 12 heads, FFN 1536, BERT vocabulary, 512 positions.
         Workload("bert", "BERT encoder, MiniLM-L6 shape, seq 128, batch 8",
                  lambda: hf_init(parity_models().BertMini(vocab=30522, seq=512, d=384, heads=12, ffn=1536, layers=6,
