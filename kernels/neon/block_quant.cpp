@@ -52,6 +52,7 @@
 #include "kernels/neon/neon_math.hpp"
 #include "kernels/neon/neon_util.hpp"
 #include "kernels/params/block_quant.hpp"
+#include "kernels/params/training.hpp"
 #include "runtime/kernel_scope.hpp"
 #include "runtime/mapped_file.hpp"
 
@@ -677,14 +678,7 @@ Status linear_q_cross_entropy(const KernelCall& c) {
   const int64_t* labels = c.in_data<int64_t>(2);
   const int64_t ignore = plan.p.ignore_index;
   int64_t counted = 0;
-  for (int64_t r = 0; r < m; ++r) {
-    if (labels[r] == ignore) continue;
-    if (labels[r] < 0 || labels[r] >= n) {
-      return c.error("label " + std::to_string(labels[r]) + " at position " + std::to_string(r) + " is outside [0, " +
-                     std::to_string(n) + ") and is not ignore_index");
-    }
-    ++counted;
-  }
+  POCK_RETURN_IF_ERROR(params::count_labels(*c.desc, labels, m, n, ignore, &counted));
   const float* x = c.in_data<float>(0);
   float* dx = plan.columns ? c.out_data<float>(1) : nullptr;
   const size_t chunk_floats = static_cast<size_t>(std::min(m, kHeadRows) * n);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <string>
 
 #include "kernels/params/attr_reader.hpp"
 
@@ -74,6 +75,21 @@ Status parse(const pock_op_desc& op, ClipScaleParams* out) {
   out->grad_scale = r.real("grad_scale", 1.0);
   out->max_norm = r.real("max_norm", 1.0);
   return r.status();
+}
+
+Status count_labels(const pock_op_desc& op, const int64_t* labels, int64_t rows, int64_t classes, int64_t ignore,
+                    int64_t* counted) {
+  *counted = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (labels[r] == ignore) continue;
+    if (labels[r] < 0 || labels[r] >= classes) {
+      return Status(Code::kInvalidArgument, std::string(op.op) + " '" + op.name + "': label " + std::to_string(labels[r]) +
+                                                " at position " + std::to_string(r) + " is outside [0, " +
+                                                std::to_string(classes) + ") and is not ignore_index");
+    }
+    ++*counted;
+  }
+  return Status::ok();
 }
 
 }  // namespace pock::params

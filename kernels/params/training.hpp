@@ -62,6 +62,11 @@ struct ClipScaleParams {
 Status parse(const pock_op_desc& op, SgdUpdateParams* out);
 Status parse(const pock_op_desc& op, AdamUpdateParams* out);
 Status parse(const pock_op_desc& op, CrossEntropyParams* out);
+// The labels of a cross-entropy op (SoftmaxCrossEntropy(Grad), LinearQCrossEntropy), checked the
+// same way by every host backend before any output is written: each label not equal to `ignore`
+// lies in [0, classes). `counted` gets how many rows are not ignored (the loss is their mean).
+Status count_labels(const pock_op_desc& op, const int64_t* labels, int64_t rows, int64_t classes, int64_t ignore,
+                    int64_t* counted);
 Status parse(const pock_op_desc& op, ClipScaleParams* out);
 
 }  // namespace pock::params

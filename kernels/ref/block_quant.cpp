@@ -17,6 +17,7 @@
 
 #include "kernels/int8_rows.h"
 #include "kernels/params/block_quant.hpp"
+#include "kernels/params/training.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
@@ -261,14 +262,7 @@ Status linear_q_cross_entropy(const KernelCall& c) {
   const int64_t ignore = s->p.ignore_index;
   const double eps = s->p.label_smoothing;
   int64_t counted = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    if (labels[r] == ignore) continue;
-    if (labels[r] < 0 || labels[r] >= n) {
-      return c.error("label " + std::to_string(labels[r]) + " at position " + std::to_string(r) + " is outside [0, " +
-                     std::to_string(n) + ") and is not ignore_index");
-    }
-    ++counted;
-  }
+  POCK_RETURN_IF_ERROR(params::count_labels(*c.desc, labels, rows, n, ignore, &counted));
   const bool grad = c.num_outputs() > 1;
   float* dx = grad ? c.out_data<float>(1) : nullptr;
   double total = 0.0;

@@ -24,19 +24,6 @@ CrossEntropyShape cross_entropy_shape(const pock_tensor_desc& logits) {
   return s;
 }
 
-Status check_label(const KernelCall& c, int64_t label, int64_t row, int64_t classes) {
-  if (label >= 0 && label < classes) return Status::ok();
-  return c.error("label " + std::to_string(label) + " at position " + std::to_string(row) + " is outside [0, " +
-                 std::to_string(classes) + ") and is not ignore_index");
-}
-
-// Rows whose label is not ignored; the loss is their mean (0 when every row is ignored).
-int64_t counted_rows(const int64_t* labels, int64_t rows, int64_t ignore) {
-  int64_t n = 0;
-  for (int64_t r = 0; r < rows; ++r) n += labels[r] != ignore;
-  return n;
-}
-
 double log_sum_exp(const float* x, int64_t n) {
   double m = x[0];
   for (int64_t i = 1; i < n; ++i) m = std::fmax(m, static_cast<double>(x[i]));
@@ -52,10 +39,11 @@ Status softmax_cross_entropy(const KernelCall& c, const params::CrossEntropyPara
   const CrossEntropyShape s = cross_entropy_shape(c.in(0));
   const int64_t ignore = p.ignore_index;
   const double eps = p.label_smoothing;
+  int64_t n = 0;  // rows not ignored: the loss is their mean
+  POCK_RETURN_IF_ERROR(params::count_labels(*c.desc, labels, s.rows, s.classes, ignore, &n));
   double total = 0.0;
   for (int64_t r = 0; r < s.rows; ++r) {
     if (labels[r] == ignore) continue;
-    POCK_RETURN_IF_ERROR(check_label(c, labels[r], r, s.classes));
     const float* x = logits + r * s.classes;
     const double lse = log_sum_exp(x, s.classes);
     double mean_x = 0.0;
@@ -63,7 +51,6 @@ Status softmax_cross_entropy(const KernelCall& c, const params::CrossEntropyPara
     mean_x /= static_cast<double>(s.classes);
     total += lse - (1.0 - eps) * x[labels[r]] - eps * mean_x;
   }
-  const int64_t n = counted_rows(labels, s.rows, ignore);
   *c.out_data<float>(0) = n ? static_cast<float>(total / static_cast<double>(n)) : 0.0f;
   return Status::ok();
 }
@@ -77,7 +64,8 @@ Status softmax_cross_entropy_grad(const KernelCall& c, const params::CrossEntrop
   const CrossEntropyShape s = cross_entropy_shape(c.in(1));
   const int64_t ignore = p.ignore_index;
   const double eps = p.label_smoothing;
-  const int64_t n = counted_rows(labels, s.rows, ignore);
+  int64_t n = 0;
+  POCK_RETURN_IF_ERROR(params::count_labels(*c.desc, labels, s.rows, s.classes, ignore, &n));
   const double scale = n ? dloss / static_cast<double>(n) : 0.0;
   for (int64_t r = 0; r < s.rows; ++r) {
     const float* x = logits + r * s.classes;
@@ -86,7 +74,6 @@ Status softmax_cross_entropy_grad(const KernelCall& c, const params::CrossEntrop
       for (int64_t k = 0; k < s.classes; ++k) d[k] = 0.0f;
       continue;
     }
-    POCK_RETURN_IF_ERROR(check_label(c, labels[r], r, s.classes));
     const double lse = log_sum_exp(x, s.classes);
     for (int64_t k = 0; k < s.classes; ++k) {
       const double target = (k == labels[r] ? 1.0 - eps : 0.0) + eps / static_cast<double>(s.classes);

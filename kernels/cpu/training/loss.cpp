@@ -78,20 +78,6 @@ bool grad_accepts(const pock_op_desc& op) {
          fits(op.inputs[1], op.inputs[2]) && numel(op.outputs[0]) == numel(op.inputs[1]);
 }
 
-// Checks every label that is not ignored; returns how many those are.
-Status count_labels(const KernelCall& c, const int64_t* labels, const Rows& r, int64_t ignore, int64_t* counted) {
-  *counted = 0;
-  for (int64_t i = 0; i < r.rows; ++i) {
-    if (labels[i] == ignore) continue;
-    if (labels[i] < 0 || labels[i] >= r.classes) {
-      return c.error("label " + std::to_string(labels[i]) + " at position " + std::to_string(i) + " is outside [0, " +
-                     std::to_string(r.classes) + ") and is not ignore_index");
-    }
-    ++*counted;
-  }
-  return Status::ok();
-}
-
 template <typename RowFn>
 void for_rows(const KernelCall& c, const Rows& r, const RowFn& fn) {
   const size_t rows = static_cast<size_t>(r.rows);
@@ -129,7 +115,7 @@ Status loss(const KernelCall& c) {
   const int64_t ignore = state.params.ignore_index;
   const float eps = static_cast<float>(state.params.label_smoothing);
   int64_t counted = 0;
-  POCK_RETURN_IF_ERROR(count_labels(c, labels, r, ignore, &counted));
+  POCK_RETURN_IF_ERROR(params::count_labels(*c.desc, labels, r.rows, r.classes, ignore, &counted));
   double* row_loss = state.row_loss.get();
   for_rows(c, r, [&](int64_t i) {
     if (labels[i] == ignore) {
@@ -157,7 +143,7 @@ Status loss_grad(const KernelCall& c, const params::CrossEntropyParams& p) {
   const int64_t ignore = p.ignore_index;
   const double eps = p.label_smoothing;
   int64_t counted = 0;
-  POCK_RETURN_IF_ERROR(count_labels(c, labels, r, ignore, &counted));
+  POCK_RETURN_IF_ERROR(params::count_labels(*c.desc, labels, r.rows, r.classes, ignore, &counted));
   const float scale = counted ? static_cast<float>(dloss / static_cast<double>(counted)) : 0.0f;
   const float smoothing_share = static_cast<float>(scale * eps / static_cast<double>(r.classes));
   const float label_share = static_cast<float>(scale * (1.0 - eps));
