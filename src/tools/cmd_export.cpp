@@ -1,10 +1,12 @@
 // pockc export: trained weights (an .npz of `pockc train --save-weights`) back into the GGUF file
-// the model came from, or a LoRA adapter beside it, for llama.cpp.
+// the model came from, or a LoRA adapter beside it, for llama.cpp; without --gguf, into the ONNX
+// model or as safetensors / .npz (export_weights.cpp).
 #include <cstdio>
 #include <cstring>
 
 #include "pock/compiler/gguf.hpp"
 #include "tools/commands.hpp"
+#include "tools/export_weights.hpp"
 #include "tools/npz.hpp"
 
 namespace pock::tools {
@@ -23,6 +25,8 @@ Result<models::WeightMap> f32_weights(const NpzFile& npz, const std::string& pat
 }
 
 Status run_export(const ParsedArgs& args) {
+  if (!args.has("--gguf")) return run_weights_export(args);
+  if (!args.has("--output")) return Status(Code::kInvalidArgument, "--gguf needs -o OUT.gguf");
   const std::string& weights_path = args.positionals[0];
   const std::string source = args.get("--gguf"), out = args.get("--output");
   POCK_ASSIGN_OR_RETURN(const NpzFile npz, read_npz(weights_path));
@@ -63,21 +67,36 @@ Status run_export(const ParsedArgs& args) {
 const CommandEntry& export_command() {
   static const CommandEntry entry{
       Command{"export",
-              "WEIGHTS.npz --gguf SOURCE.gguf -o OUT.gguf",
-              "Write trained weights back into the GGUF model they came from (for llama.cpp).",
-              "WEIGHTS.npz holds parameters by their transformers names, as `pockc train --save-weights`\n"
-              "writes them. OUT.gguf is SOURCE.gguf with every weight that training changed replaced\n"
+              "WEIGHTS --onnx SOURCE.onnx -o OUT.onnx | WEIGHTS --gguf SOURCE.gguf -o OUT.gguf | WEIGHTS --safetensors OUT",
+              "Write trained weights back into the model they came from (ONNX, GGUF) or as safetensors / .npz.",
+              "WEIGHTS is the .npz of `pockc train --save-weights` (every parameter by its source name) or\n"
+              "the file of `pockc train --checkpoint` (the trainable parameters and the BatchNorm running\n"
+              "statistics that training updated; the .npz holds no running statistics).\n"
+              "--onnx: OUT.onnx is SOURCE.onnx with every initializer whose value training changed replaced,\n"
+              "bit for bit in its own dtype and shape; everything else is copied. A dtype, shape or size that\n"
+              "differs is refused. OUT.onnx is self-contained unless it would pass protobuf's 2 GiB limit\n"
+              "(or --external-data): then initializers of 1 KiB or more go to OUT.onnx.data. BatchNormalization\n"
+              "and Dropout are written in inference form (training_mode cleared), as pock's infer runs them.\n"
+              "--safetensors / --npz: the parameters by their source names (from a checkpoint, those that\n"
+              "--onnx names: the checkpoint carries no shapes).\n"
+              "--gguf: OUT.gguf is SOURCE.gguf with every weight that training changed replaced\n"
               "(written as --type); unchanged tensors, the metadata and the tokenizer are copied byte for\n"
               "byte, so frozen quantized weights stay as they were. LoRA adapter weights\n"
               "(*.lora_A.weight, *.lora_B.weight) are merged into their modules (W + alpha/rank B A) with\n"
               "--lora-alpha, or written alone as a llama.cpp LoRA adapter with --lora-adapter.",
-              {"WEIGHTS.npz"},
-              {{"--gguf", "SOURCE.gguf", "the GGUF file the model was compiled from", false, true},
-               {"--output", "OUT.gguf", "where to write the result", false, true, "-o"},
-               {"--type", "TYPE", "type of the changed weights: f32 (default, exact), f16, bf16, q8_0, q4_0, q4_1"},
-               {"--all", "", "write every tensor as --type, changed or not"},
-               {"--lora-alpha", "ALPHA", "the recipe's lora.alpha: merge adapters (or scale the adapter file)"},
-               {"--lora-adapter", "", "write only the LoRA adapter, in llama.cpp's adapter format"}}},
+              {"WEIGHTS"},
+              {{"--onnx", "SOURCE.onnx", "the ONNX model the blob was compiled from"},
+               {"--gguf", "SOURCE.gguf", "the GGUF file the model was compiled from"},
+               {"--output", "OUT", "where to write the model (.onnx with --onnx, .gguf with --gguf)", false, false, "-o"},
+               {"--safetensors", "OUT.safetensors", "write the parameters as safetensors"},
+               {"--npz", "OUT.npz", "write the parameters as an .npz"},
+               {"--external-data", "", "with --onnx: initializers of 1 KiB or more in OUT.onnx.data"},
+               {"--keep-training-form", "", "with --onnx: keep BatchNormalization/Dropout training flags (default: inference form)"},
+               {"--verbose", "", "with --onnx: list each tensor replaced, unchanged or not in the model"},
+               {"--type", "TYPE", "--gguf: type of the changed weights: f32 (default, exact), f16, bf16, q8_0, q4_0, q4_1"},
+               {"--all", "", "--gguf: write every tensor as --type, changed or not"},
+               {"--lora-alpha", "ALPHA", "--gguf: the recipe's lora.alpha: merge adapters (or scale the adapter file)"},
+               {"--lora-adapter", "", "--gguf: write only the LoRA adapter, in llama.cpp's adapter format"}}},
       run_export};
   return entry;
 }

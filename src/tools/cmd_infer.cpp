@@ -25,6 +25,7 @@ Status run_infer(const ParsedArgs& args) {
                                             ": pad the data, or recompile with --input-shape for another batch");
   }
   POCK_ASSIGN_OR_RETURN(Engine engine, open_engine(blob, args));
+  POCK_RETURN_IF_ERROR(resume_if_asked(engine, args));
   NpzFile results;
   for (const TensorSig& o : fn->outputs) {
     NpyArray a;
@@ -70,7 +71,8 @@ const CommandEntry& infer_command() {
               {"BLOB"},
               {{"--data", "DATA.npz", "input arrays by input name", false, true},
                {"--out", "RESULT.npz", "where to write the outputs", false, true},
-               {"--compress", "", "write RESULT.npz compressed (np.savez_compressed)"}}},
+               {"--compress", "", "write RESULT.npz compressed (np.savez_compressed)"},
+               {"--resume", "CKPT", "load a checkpoint of `pockc train` first: infer with the trained weights"}}},
       run_infer};
     for (const OptionSpec& o : engine_option_specs()) e.spec.options.push_back(o);
     return e;

@@ -56,11 +56,7 @@ Status run_train(const ParsedArgs& args) {
     feeder.set_shuffle(static_cast<uint64_t>(seed));
   }
   POCK_ASSIGN_OR_RETURN(Engine engine, open_engine(blob, args));
-  if (args.has("--resume")) {
-    const std::string ckpt = args.get("--resume");
-    Status s = engine.load_checkpoint(ckpt);
-    if (!s.is_ok()) return Status(s.code(), "--resume " + ckpt + ": " + s.message());
-  }
+  POCK_RETURN_IF_ERROR(resume_if_asked(engine, args));
   std::ofstream log;
   if (args.has("--log")) {
     log.open(args.get("--log"), std::ios::app);

@@ -44,4 +44,12 @@ Result<Engine> open_engine(const std::string& path, const ParsedArgs& args) {
   return engine;
 }
 
+Status resume_if_asked(Engine& engine, const ParsedArgs& args) {
+  if (!args.has("--resume")) return Status::ok();
+  const std::string ckpt = args.get("--resume");
+  Status s = engine.load_checkpoint(ckpt);
+  if (!s.is_ok()) return Status(s.code(), "--resume " + ckpt + ": " + s.message());
+  return Status::ok();
+}
+
 }  // namespace pock::tools

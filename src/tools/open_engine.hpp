@@ -16,5 +16,7 @@ OptionSpec backend_plugin_option();
 OptionSpec memory_budget_option();
 Result<uint64_t> memory_budget(const ParsedArgs& args);
 Result<Engine> open_engine(const std::string& path, const ParsedArgs& args);
+// --resume CKPT (train and infer): loads the checkpoint when given; the error names it.
+Status resume_if_asked(Engine& engine, const ParsedArgs& args);
 
 }  // namespace pock::tools
