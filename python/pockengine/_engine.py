@@ -3,6 +3,7 @@ tensor's dtype, shape and C order goes to the engine by pointer (one copy into t
 arena, none in Python), and views over the engine's own input and output memory skip even that."""
 import json
 import os
+import tempfile
 
 import numpy as np
 
@@ -155,6 +156,18 @@ class Engine:
 
     def load_checkpoint(self, path):
         self._native.load_checkpoint(os.fspath(path))
+
+    def export_onnx(self, source, out, *, external_data=False, keep_training_form=False):
+        """The trained model as ONNX: `source` (the .onnx this blob was compiled from) with every
+        initializer that training changed replaced, as `pockc export CKPT --onnx SOURCE -o OUT`
+        writes it (docs/exporting.md). Returns {"replaced": [...], "unchanged": [...], "kept": N,
+        "external_data": path or "", "inference_form_nodes": N}."""
+        if not hasattr(_pockengine, "export_onnx"):
+            raise RuntimeError("this pockengine was built without the ONNX frontend (POCK_WITH_ONNX=OFF)")
+        with tempfile.TemporaryDirectory() as tmp:
+            ckpt = os.path.join(tmp, "export.ckpt")
+            self.save_checkpoint(ckpt)
+            return _pockengine.export_onnx(ckpt, os.fspath(source), os.fspath(out), external_data, keep_training_form)
 
     # --- reports ----------------------------------------------------------------------------
     def backends(self):

@@ -13,6 +13,7 @@
 #include "status_error.hpp"
 #include "tools/blob_contents.hpp"
 #include "tools/inspect_report.hpp"
+#include "tools/onnx_export.hpp"
 
 namespace nb = nanobind;
 
@@ -33,6 +34,29 @@ std::string inspect_file(const std::string& path, const std::string& backend, co
   return tools::inspect_report(path, contents, tools::bind_blob(path, backend, plugins)).dump();
 }
 
+#ifdef POCK_HAVE_ONNX
+// Engine.export_onnx: what `pockc export CKPT --onnx SOURCE -o OUT` writes, from the engine's
+// checkpoint (the trainable parameters and the BatchNorm statistics that training moved).
+nb::dict export_onnx(const std::string& checkpoint, const std::string& source, const std::string& out,
+                     bool external_data, bool keep_training_form) {
+  tools::OnnxExportReport report;
+  {
+    nb::gil_scoped_release release;
+    tools::TrainedWeights weights = value_or_throw(tools::read_checkpoint_weights(checkpoint));
+    tools::OnnxSource model = value_or_throw(tools::OnnxSource::open(source));
+    throw_if_error(model.match(&weights, &report));
+    throw_if_error(model.write(out, tools::OnnxExportOptions{external_data, keep_training_form}, &report));
+  }
+  nb::dict d;
+  d["replaced"] = nb::cast(report.replaced);
+  d["unchanged"] = nb::cast(report.unchanged);
+  d["kept"] = report.kept;
+  d["external_data"] = report.external_data;
+  d["inference_form_nodes"] = report.inference_form_nodes;
+  return d;
+}
+#endif
+
 }  // namespace
 }  // namespace pock::python
 
@@ -50,6 +74,10 @@ NB_MODULE(_pockengine, m) {
         nb::arg("code"), "pock_status_string(code): the runtime's short name of a status code.");
   m.def("inspect_file", &inspect_file, nb::arg("path"), nb::arg("backend"), nb::arg("plugins"),
         "`pockc inspect --json PATH` as JSON text.");
+#ifdef POCK_HAVE_ONNX
+  m.def("export_onnx", &export_onnx, nb::arg("checkpoint"), nb::arg("source"), nb::arg("out"), nb::arg("external_data"),
+        nb::arg("keep_training_form"), "`pockc export CHECKPOINT --onnx SOURCE -o OUT`; returns what was replaced.");
+#endif
   m.attr("api_version") = POCK_API_VERSION;
   bind_compile(m);
   bind_engine(m);

@@ -28,6 +28,8 @@ struct TrainedWeights {
 
 // Tells the two formats apart by their first bytes; errors name the file and the array.
 Result<TrainedWeights> read_trained_weights(const std::string& path);
+// A checkpoint only (its tensors untyped until matched to a model).
+Result<TrainedWeights> read_checkpoint_weights(const std::string& path);
 
 // Names of LoRA adapter weights (`*.lora_A.weight`, `*.lora_B.weight`): they belong to no source
 // tensor until merged into their modules.
