@@ -26,6 +26,9 @@ Result<models::WeightMap> f32_weights(const NpzFile& npz, const std::string& pat
 
 Status run_export(const ParsedArgs& args) {
   if (!args.has("--gguf")) return run_weights_export(args);
+  for (const char* other : {"--onnx", "--safetensors", "--npz", "--external-data", "--keep-training-form", "--verbose"}) {
+    if (args.has(other)) return Status(Code::kInvalidArgument, std::string(other) + " does not apply to --gguf exports");
+  }
   if (!args.has("--output")) return Status(Code::kInvalidArgument, "--gguf needs -o OUT.gguf");
   const std::string& weights_path = args.positionals[0];
   const std::string source = args.get("--gguf"), out = args.get("--output");

@@ -76,6 +76,9 @@ Status write_npz_copy(const std::string& path, const std::vector<TrainedTensor>&
 
 Status run_weights_export(const ParsedArgs& args) {
   const bool to_onnx = args.has("--output"), to_safetensors = args.has("--safetensors"), to_npz = args.has("--npz");
+  if (!to_onnx && !to_safetensors && !to_npz && args.has("--onnx")) {
+    return Status(Code::kInvalidArgument, "--onnx SOURCE.onnx needs -o OUT.onnx (or --safetensors / --npz)");
+  }
   if (!to_onnx && !to_safetensors && !to_npz) {
     return Status(Code::kInvalidArgument, "say what to write: --onnx SOURCE.onnx -o OUT.onnx, --safetensors OUT.safetensors, "
                                           "--npz OUT.npz, or --gguf SOURCE.gguf -o OUT.gguf");

@@ -45,6 +45,70 @@ void set_inline(TensorProto* t, const std::vector<uint8_t>& bytes) {
   t->set_raw_data(bytes.data(), bytes.size());
 }
 
+// An initializer's values as stored (raw_data, typed fields or the source's external file).
+Result<std::vector<uint8_t>> stored_bytes(const TensorProto& t, const std::string& base_dir) {
+  if (t.data_location() != TensorProto::EXTERNAL && t.has_raw_data()) {
+    return std::vector<uint8_t>(t.raw_data().begin(), t.raw_data().end());
+  }
+  auto d = onnx_import::decode_tensor(t, base_dir);
+  if (!d.is_ok()) return d.status();
+  return std::move(d->bytes);
+}
+
+// The bytes the source keeps in external files (what a self-contained output would add).
+Result<uint64_t> bytes_in_external_data(const onnx::GraphProto& g) {
+  uint64_t total = 0;
+  for (const TensorProto& t : g.initializer()) {
+    if (t.data_location() != TensorProto::EXTERNAL) continue;
+    auto dtype = onnx_import::dtype_from_onnx(t.data_type());
+    if (!dtype.is_ok()) return Status(dtype.status().code(), "initializer '" + t.name() + "': " + dtype.status().message());
+    total += static_cast<uint64_t>(numel(Shape(t.dims().begin(), t.dims().end()))) * dtype_size(dtype.value());
+  }
+  return total;
+}
+
+// Initializers the source keeps in external files, into the model (a self-contained output).
+Status inline_external_data(onnx::GraphProto* g, const std::string& base_dir) {
+  for (TensorProto& t : *g->mutable_initializer()) {
+    if (t.data_location() != TensorProto::EXTERNAL) continue;
+    POCK_ASSIGN_OR_RETURN(const std::vector<uint8_t> bytes, stored_bytes(t, base_dir));
+    set_inline(&t, bytes);
+  }
+  return Status::ok();
+}
+
+// Initializers of kExternalThreshold bytes or more into one data file at `data_path`, written
+// atomically, each at an aligned offset; the rest into the model. Returns the file's size.
+Result<uint64_t> move_to_external_data(onnx::GraphProto* g, const std::string& base_dir, const std::string& data_path) {
+  static const uint8_t zeros[kExternalAlignment] = {};
+  const std::string location = std::filesystem::path(data_path).filename().string();  // relative to the model
+  AtomicFileWriter data(data_path);
+  uint64_t offset = 0;
+  for (TensorProto& t : *g->mutable_initializer()) {
+    POCK_ASSIGN_OR_RETURN(const std::vector<uint8_t> bytes, stored_bytes(t, base_dir));
+    if (bytes.size() < kExternalThreshold) {
+      if (t.data_location() == TensorProto::EXTERNAL) set_inline(&t, bytes);
+      continue;
+    }
+    const uint64_t pad = (kExternalAlignment - offset % kExternalAlignment) % kExternalAlignment;
+    data.write(zeros, pad);
+    offset += pad;
+    data.write(bytes.data(), bytes.size());
+    clear_data(&t);
+    t.set_data_location(TensorProto::EXTERNAL);
+    for (const auto& [key, value] : {std::pair<std::string, std::string>{"location", location},
+                                     {"offset", std::to_string(offset)},
+                                     {"length", std::to_string(bytes.size())}}) {
+      onnx::StringStringEntryProto* e = t.add_external_data();
+      e->set_key(key);
+      e->set_value(value);
+    }
+    offset += bytes.size();
+  }
+  POCK_RETURN_IF_ERROR(data.commit());
+  return offset;
+}
+
 // The initializers of BatchNormalization nodes' running mean and variance (inputs 3 and 4).
 std::set<std::string> batchnorm_statistics(const onnx::GraphProto& g) {
   std::set<std::string> out;
@@ -152,62 +216,22 @@ Status OnnxSource::write(const std::string& out, const OnnxExportOptions& option
     report->inference_form_nodes = form.batchnorms + form.dropouts;
   }
   for (const auto& [index, trained] : impl_->changes) set_inline(g.mutable_initializer(index), trained->bytes);
-  uint64_t external_bytes = 0;  // what stays in the source's data files until written out
-  for (const TensorProto& t : g.initializer()) {
-    if (t.data_location() != TensorProto::EXTERNAL) continue;
-    auto dtype = onnx_import::dtype_from_onnx(t.data_type());
-    if (!dtype.is_ok()) return Status(dtype.status().code(), impl_->path + ": initializer '" + t.name() + "': " + dtype.status().message());
-    external_bytes += static_cast<uint64_t>(numel(Shape(t.dims().begin(), t.dims().end()))) * dtype_size(dtype.value());
-  }
+  POCK_ASSIGN_OR_RETURN(const uint64_t external_bytes, bytes_in_external_data(g));
   const bool external = options.external_data || impl_->model.ByteSizeLong() + external_bytes > kInlineLimit;
-  report->external_data.clear();
+  report->external_data = external ? out + ".data" : "";
   report->file_bytes = 0;
+  Status moved = Status::ok();
   if (external) {
-    const std::filesystem::path data_path = out + ".data";
-    report->external_data = data_path.string();
-    AtomicFileWriter data(data_path.string());
-    uint64_t offset = 0;
-    for (TensorProto& t : *g.mutable_initializer()) {
-      std::vector<uint8_t> bytes;
-      if (t.data_location() != TensorProto::EXTERNAL && t.has_raw_data()) {
-        bytes.assign(t.raw_data().begin(), t.raw_data().end());
-      } else {
-        auto d = onnx_import::decode_tensor(t, impl_->base_dir);
-        if (!d.is_ok()) return Status(d.status().code(), impl_->path + ": " + d.status().message());
-        bytes = std::move(d->bytes);
-      }
-      if (bytes.size() < kExternalThreshold) {
-        if (t.data_location() == TensorProto::EXTERNAL) set_inline(&t, bytes);
-        continue;
-      }
-      const uint64_t pad = (kExternalAlignment - offset % kExternalAlignment) % kExternalAlignment;
-      static const uint8_t zeros[kExternalAlignment] = {};
-      data.write(zeros, pad);
-      offset += pad;
-      data.write(bytes.data(), bytes.size());
-      clear_data(&t);
-      t.set_data_location(TensorProto::EXTERNAL);
-      for (const auto& [key, value] : {std::pair<std::string, std::string>{"location", data_path.filename().string()},
-                                       {"offset", std::to_string(offset)},
-                                       {"length", std::to_string(bytes.size())}}) {
-        onnx::StringStringEntryProto* e = t.add_external_data();
-        e->set_key(key);
-        e->set_value(value);
-      }
-      offset += bytes.size();
-    }
-    POCK_RETURN_IF_ERROR(data.commit());
-    report->file_bytes += offset;
+    auto size = move_to_external_data(&g, impl_->base_dir, report->external_data);
+    if (size.is_ok()) report->file_bytes = size.value();
+    moved = size.status();
   } else {
-    for (TensorProto& t : *g.mutable_initializer()) {
-      if (t.data_location() != TensorProto::EXTERNAL) continue;
-      auto d = onnx_import::decode_tensor(t, impl_->base_dir);
-      if (!d.is_ok()) return Status(d.status().code(), impl_->path + ": " + d.status().message());
-      set_inline(&t, d->bytes);
-    }
+    moved = inline_external_data(&g, impl_->base_dir);
   }
+  if (!moved.is_ok()) return Status(moved.code(), impl_->path + ": " + moved.message());
   if (impl_->model.ByteSizeLong() > static_cast<size_t>(INT_MAX)) {
-    return Status(Code::kInvalidArgument, out + ": the model without its initializers is larger than 2 GiB");
+    return Status(Code::kInvalidArgument, out + ": the model would take " + std::to_string(impl_->model.ByteSizeLong()) +
+                                              " bytes, above protobuf's 2 GiB limit for one message");
   }
   const std::string bytes = impl_->model.SerializeAsString();
   report->file_bytes += bytes.size();
