@@ -20,8 +20,6 @@ namespace pock::tools {
 using onnx::TensorProto;
 namespace {
 
-// One protobuf message cannot exceed 2 GiB; leave room for the graph around the weights.
-constexpr uint64_t kInlineLimit = uint64_t{INT_MAX} - (uint64_t{64} << 20);
 // As onnx.save_model(save_as_external_data=True): smaller initializers stay in the model.
 constexpr uint64_t kExternalThreshold = 1024;
 constexpr uint64_t kExternalAlignment = 64;
@@ -217,7 +215,7 @@ Status OnnxSource::write(const std::string& out, const OnnxExportOptions& option
   }
   for (const auto& [index, trained] : impl_->changes) set_inline(g.mutable_initializer(index), trained->bytes);
   POCK_ASSIGN_OR_RETURN(const uint64_t external_bytes, bytes_in_external_data(g));
-  const bool external = options.external_data || impl_->model.ByteSizeLong() + external_bytes > kInlineLimit;
+  const bool external = options.external_data || impl_->model.ByteSizeLong() + external_bytes > options.inline_limit;
   report->external_data = external ? out + ".data" : "";
   report->file_bytes = 0;
   Status moved = Status::ok();

@@ -16,12 +16,16 @@
 
 namespace pock::tools {
 
+// One protobuf message cannot exceed 2 GiB; this leaves room for the graph around the weights.
+inline constexpr uint64_t kOnnxInlineLimit = (uint64_t{2} << 30) - 1 - (uint64_t{64} << 20);
+
 struct OnnxExportOptions {
   // Initializers of 1 KiB or more go to OUT.data beside OUT even when the model would fit in one
-  // protobuf (above 2 GiB it cannot, and they always go there).
+  // protobuf (above `inline_limit` bytes it cannot, and they always go there).
   bool external_data = false;
   // Keep BatchNormalization and Dropout in training form (onnx_inference_form.hpp).
   bool keep_training_form = false;
+  uint64_t inline_limit = kOnnxInlineLimit;  // tests lower it to reach the external layout cheaply
 };
 
 struct OnnxExportReport {
