@@ -112,3 +112,8 @@ TEST_CASE("Expand and Pad gradients match finite differences", "[ops][grad][shap
   check_one("Pad", {2, 3}, Attrs{{"pads", Ints{1, 0, 2, 3}}, {"value", 0.5}}, 43);
   check_one("Pad", {4, 5}, Attrs{{"pads", Ints{-1, 2, 1, -2}}}, 44);  // negative pads crop
 }
+
+TEST_CASE("Trilu gradients match finite differences", "[ops][grad][shape][fd]") {
+  check_one("Trilu", {2, 3, 4}, Attrs{{"upper", int64_t{1}}, {"k", int64_t{-1}}}, 51);
+  check_one("Trilu", {4, 3}, Attrs{{"upper", int64_t{0}}, {"k", int64_t{1}}}, 52);
+}

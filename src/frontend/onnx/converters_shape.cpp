@@ -251,6 +251,19 @@ Status convert_pad(NodeView& node) {
   return node.emit_final("Pad", {x}, Attrs{{"pads", pads}, {"value", value}});
 }
 
+// Trilu of a run-time tensor (a constant one is folded): k, when given, must be a constant scalar.
+Status convert_trilu(NodeView& node) {
+  POCK_ASSIGN_OR_RETURN(int64_t upper, node.attrs().get_int("upper", 1));
+  int64_t k = 0;
+  if (node.has_input(1)) {
+    POCK_ASSIGN_OR_RETURN(Ints ks, node.const_ints(1, "k"));
+    if (ks.size() != 1) return node.input_error(1, "(k) must be a scalar, got " + std::to_string(ks.size()) + " values");
+    k = ks[0];
+  }
+  POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
+  return node.emit_final("Trilu", {x}, Attrs{{"upper", upper}, {"k", k}});
+}
+
 }  // namespace
 
 void register_shape_converters(std::unordered_map<std::string, Converter>& t) {
@@ -268,6 +281,7 @@ void register_shape_converters(std::unordered_map<std::string, Converter>& t) {
   t["Gather"] = convert_gather;
   t["Where"] = convert_where;
   t["Pad"] = convert_pad;
+  t["Trilu"] = convert_trilu;
 }
 
 }  // namespace pock::onnx_import
