@@ -1,5 +1,5 @@
 // Reference kernels for the elementwise family (f32; Cast, Identity and Where for their dtypes;
-// Maximum, Minimum, Pow, Mod and Fmod also on i32, i64 and f16).
+// Maximum, Minimum, Pow, Mod and Fmod also on i8, u8, i32, i64 and f16).
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -55,7 +55,9 @@ Status integer_division(const KernelCall& c) {
 // toward zero, as onnxruntime's std::pow cast back to the integer does.
 template <typename T>
 T integer_pow(T base, T exp) {
-  if (exp < 0) return base == 1 ? T{1} : base == -1 ? (exp % 2 ? T{-1} : T{1}) : T{0};
+  if constexpr (std::is_signed_v<T>) {
+    if (exp < 0) return base == 1 ? T{1} : base == -1 ? (exp % 2 ? T{-1} : T{1}) : T{0};
+  }
   using U = std::make_unsigned_t<T>;
   U result = 1, factor = static_cast<U>(base);
   for (T e = exp; e > 0; e /= 2) {
@@ -84,7 +86,8 @@ struct MinOp { template <typename T> T operator()(T a, T b) const { return (a < 
 struct FmodOp {
   template <typename T>
   T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) return b == -1 ? T{0} : static_cast<T>(a % b);
+    if constexpr (std::is_signed_v<T> && std::is_integral_v<T>) return b == -1 ? T{0} : static_cast<T>(a % b);
+    else if constexpr (std::is_integral_v<T>) return static_cast<T>(a % b);
     else return std::fmod(a, b);
   }
 };
@@ -93,7 +96,8 @@ struct ModOp {
   template <typename T>
   T operator()(T a, T b) const {
     const T r = FmodOp()(a, b);
-    return r != 0 && (r < 0) != (b < 0) ? static_cast<T>(r + b) : r;
+    if constexpr (std::is_unsigned_v<T>) return r;  // both signs are +
+    else return r != 0 && (r < 0) != (b < 0) ? static_cast<T>(r + b) : r;
   }
 };
 
@@ -276,10 +280,12 @@ void register_ref_elementwise(KernelTable& t) {
     t.add({"Identity", static_cast<DType>(i), identity});
     t.add({"Cast", static_cast<DType>(i), cast});
   }
-  // Max, Min and Pow on integers and f16 as ONNX allows them; Mod (fmod = 0) and Fmod (fmod = 1) on
+  // Max, Min and Pow on the integers (i8, u8, i32, i64) and f16 as ONNX allows them; Mod (fmod = 0) and Fmod (fmod = 1) on
   // f32, f16 and integers. ONNX imports its integer and f16 tensors with these dtypes.
   t.add({"Mod", DType::kF32, binary<ModOp>});
   t.add({"Fmod", DType::kF32, binary<FmodOp>});
+  add_typed_binaries<Plain<int8_t>>(t, DType::kI8);
+  add_typed_binaries<Plain<uint8_t>>(t, DType::kU8);
   add_typed_binaries<Plain<int32_t>>(t, DType::kI32);
   add_typed_binaries<Plain<int64_t>>(t, DType::kI64);
   add_typed_binaries<Half>(t, DType::kF16);

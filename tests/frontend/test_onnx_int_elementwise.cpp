@@ -63,6 +63,20 @@ TEST_CASE("Trilu of a run-time input becomes pock's Trilu with k from the consta
   }
 }
 
+TEST_CASE("Trilu with k as a graph input passes k at run time", "[onnx]") {
+  OnnxModel m(14);
+  m.input("x", {2, 3}).input("k", {}, onnx::TensorProto::INT64);
+  m.graph().mutable_input(1)->mutable_type()->mutable_tensor_type()->mutable_shape();  // a scalar: rank 0, not unknown
+  m.node("Trilu", {"x", "k"}, {"y"}, "trilu");
+  m.output("y");
+  auto g = import_model(m);
+  INFO(g.status().to_string());
+  REQUIRE(g.is_ok());
+  // upper (the default) from diagonal 1 of [[1, 2, 3], [4, 5, 6]]: j >= i + 1 keeps 2, 3 and 6.
+  CHECK(run_bytes<float>(g.value(), {{"x", bytes_of<float>({1, 2, 3, 4, 5, 6})}, {"k", bytes_of<int64_t>({1})}}) ==
+        std::vector<float>{0, 2, 3, 0, 0, 6});
+}
+
 TEST_CASE("Mod imports as Mod (fmod 0) or Fmod (fmod 1), on integers and floats", "[onnx]") {
   for (const int64_t fmod : {0, 1}) {
     OnnxModel m = binary_model("Mod", onnx::TensorProto::INT64, onnx::TensorProto::INT64);
@@ -80,6 +94,17 @@ TEST_CASE("Mod imports as Mod (fmod 0) or Fmod (fmod 1), on integers and floats"
   REQUIRE(g.is_ok());
   const auto y = run_bytes<float>(g.value(), {{"a", bytes_of<float>({5.5f, -5.5f, 5.5f, -5.5f})}, {"b", bytes_of<float>({2, 2, -2, -2})}});
   CHECK(y == std::vector<float>{1.5f, -1.5f, 1.5f, -1.5f});
+}
+
+TEST_CASE("Max and Mod run on int8 and uint8", "[onnx]") {
+  auto max = import_model(binary_model("Max", onnx::TensorProto::INT8, onnx::TensorProto::INT8));
+  REQUIRE(max.is_ok());
+  CHECK(run_bytes<int8_t>(max.value(), {{"a", bytes_of<int8_t>({1, -128, 127, 0})}, {"b", bytes_of<int8_t>({2, -6, 3, -1})}}) ==
+        std::vector<int8_t>{2, -6, 127, 0});
+  auto mod = import_model(binary_model("Mod", onnx::TensorProto::UINT8, onnx::TensorProto::UINT8));
+  REQUIRE(mod.is_ok());
+  CHECK(run_bytes<uint8_t>(mod.value(), {{"a", bytes_of<uint8_t>({7, 255, 9, 0})}, {"b", bytes_of<uint8_t>({3, 16, 9, 5})}}) ==
+        std::vector<uint8_t>{1, 15, 0, 0});
 }
 
 TEST_CASE("Max, Min and Pow run on int32 and int64; Pow casts a mixed exponent to the base", "[onnx]") {

@@ -116,4 +116,6 @@ TEST_CASE("Expand and Pad gradients match finite differences", "[ops][grad][shap
 TEST_CASE("Trilu gradients match finite differences", "[ops][grad][shape][fd]") {
   check_one("Trilu", {2, 3, 4}, Attrs{{"upper", int64_t{1}}, {"k", int64_t{-1}}}, 51);
   check_one("Trilu", {4, 3}, Attrs{{"upper", int64_t{0}}, {"k", int64_t{1}}}, 52);
+  // k as an i64 input, which gets no gradient.
+  CHECK(check_op_gradients("Trilu", {random_tensor({3, 4}, 53), HostTensor::i64({}, {1})}, Attrs{{"upper", int64_t{1}}}, {true, false}));
 }

@@ -407,6 +407,14 @@ TEST_CASE("Trilu keeps one triangle from diagonal k", "[ops][shape]") {
   CHECK(trilu(1, 5) == std::vector<float>{0, 0, 0, 0, 0, 0});  // past the last diagonal
   CHECK(trilu(0, -5) == std::vector<float>{0, 0, 0, 0, 0, 0});
 
+  // k as an i64 input overrides the attribute (ONNX passes it as a tensor).
+  auto run_time_k = run_op("Trilu", {x, HostTensor::i64({}, {-1})}, {{"upper", int64_t{0}}, {"k", int64_t{3}}});
+  REQUIRE(run_time_k.is_ok());
+  CHECK(run_time_k.value()[0].f32() == std::vector<float>{0, 0, 0, 4, 0, 0});
+  auto bad_k = infer("Trilu", {TensorType{DType::kF32, {2, 3}}, TensorType{DType::kI32, {}}}, {});
+  REQUIRE_FALSE(bad_k.is_ok());
+  CHECK_THAT(bad_k.status().message(), Catch::Contains("k must be an i64 scalar"));
+
   auto vector = infer_shape("Trilu", {4}, {});
   REQUIRE_FALSE(vector.is_ok());
   CHECK_THAT(vector.status().message(), Catch::Contains("the_node") && Catch::Contains("rank >= 2"));

@@ -251,17 +251,21 @@ Status convert_pad(NodeView& node) {
   return node.emit_final("Pad", {x}, Attrs{{"pads", pads}, {"value", value}});
 }
 
-// Trilu of a run-time tensor (a constant one is folded): k, when given, must be a constant scalar.
+// Trilu of a run-time tensor (a constant one is folded). A constant k becomes the attribute; a
+// run-time one stays an input.
 Status convert_trilu(NodeView& node) {
   POCK_ASSIGN_OR_RETURN(int64_t upper, node.attrs().get_int("upper", 1));
-  int64_t k = 0;
-  if (node.has_input(1)) {
+  POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
+  Attrs attrs{{"upper", upper}};
+  if (!node.has_input(1)) return node.emit_final("Trilu", {x}, attrs);
+  if (node.input_is_constant(1)) {
     POCK_ASSIGN_OR_RETURN(Ints ks, node.const_ints(1, "k"));
     if (ks.size() != 1) return node.input_error(1, "(k) must be a scalar, got " + std::to_string(ks.size()) + " values");
-    k = ks[0];
+    attrs.set("k", ks[0]);
+    return node.emit_final("Trilu", {x}, attrs);
   }
-  POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
-  return node.emit_final("Trilu", {x}, Attrs{{"upper", upper}, {"k", k}});
+  POCK_ASSIGN_OR_RETURN(TensorId k, node.input(1));
+  return node.emit_final("Trilu", {x, k}, attrs);
 }
 
 }  // namespace

@@ -127,7 +127,9 @@ Status pad(GradContext& ctx) {
 // Trilu is a fixed mask: the gradient is the same mask of dy.
 Status trilu(GradContext& ctx) {
   if (ctx.dy(0) == kNoTensor || !ctx.needs(0)) return Status::ok();
-  ctx.set_dx(0, ctx.emit1("Trilu", {ctx.dy(0)}, ctx.attrs()));
+  std::vector<TensorId> in{ctx.dy(0)};
+  if (ctx.node().inputs.size() > 1 && ctx.x(1) != kNoTensor) in.push_back(ctx.x(1));  // the same k
+  ctx.set_dx(0, ctx.emit1("Trilu", in, ctx.attrs()));
   return ctx.status();
 }
 
