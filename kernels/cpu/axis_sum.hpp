@@ -28,6 +28,9 @@ struct AxisSumLoops {
 // The cpu backend's vectorized loops (axis_sum_loops.cpp), shared by its SumToShape,
 // Conv2dGradBias, ReduceSum and ReduceMean kernels.
 const AxisSumLoops& cpu_axis_sum_loops();
+// The same loops over x^2 and |x| (ReduceSumSquare and ReduceL2, ReduceL1).
+const AxisSumLoops& cpu_axis_square_sum_loops();
+const AxisSumLoops& cpu_axis_abs_sum_loops();
 
 // Runs the plan: row sums when inner > 1 (one task per kept m), column sums otherwise (tasks own
 // disjoint column ranges of y, so none writes what another does).

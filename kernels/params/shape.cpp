@@ -32,6 +32,8 @@ Status parse(const pock_op_desc& op, ShapeParams* out) {
   out->steps = int_list(op, "steps", r);
   out->pads = int_list(op, "pads", r);
   out->value = r.real("value", 0.0);
+  out->upper = r.integer("upper", 1) != 0;
+  out->k = r.integer("k", 0);
   return r.status();
 }
 

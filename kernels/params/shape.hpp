@@ -16,6 +16,8 @@ struct ShapeParams {
   std::vector<int64_t> starts, axes, steps;  // Slice, SliceGrad
   std::vector<int64_t> pads;                 // Pad: all begins, then all ends
   double value = 0.0;                        // Pad's fill
+  bool upper = true;                         // Trilu: which triangle stays
+  int64_t k = 0;                             // Trilu: the diagonal it starts from
 };
 
 Status parse(const pock_op_desc& op, ShapeParams* out);

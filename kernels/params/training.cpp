@@ -77,6 +77,17 @@ Status parse(const pock_op_desc& op, ClipScaleParams* out) {
   return r.status();
 }
 
+Status parse(const pock_op_desc& op, NllLossParams* out) {
+  AttrReader r(op);
+  const std::string_view reduction = r.text("reduction", "mean");
+  if (reduction == "none") out->reduction = NllLossParams::Reduction::kNone;
+  else if (reduction == "sum") out->reduction = NllLossParams::Reduction::kSum;
+  else if (reduction == "mean") out->reduction = NllLossParams::Reduction::kMean;
+  else r.invalid("reduction", "is '" + std::string(reduction) + "', not none, sum or mean");
+  out->ignore_index = r.integer("ignore_index", INT64_MIN);
+  return r.status();
+}
+
 Status count_labels(const pock_op_desc& op, const int64_t* labels, int64_t rows, int64_t classes, int64_t ignore,
                     int64_t* counted) {
   *counted = 0;

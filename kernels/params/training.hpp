@@ -54,6 +54,15 @@ struct CrossEntropyParams {
   double label_smoothing = 0.0;
 };
 
+// NllLoss and its gradient: ONNX's NegativeLogLikelihoodLoss (class axis 1, optional weights).
+struct NllLossParams {
+  enum class Reduction : uint8_t { kNone, kSum, kMean };
+  Reduction reduction = Reduction::kMean;
+  // No label is ignored when the attribute is absent: a label can never be this value, which lies
+  // outside every class range.
+  int64_t ignore_index = INT64_MIN;
+};
+
 // torch.nn.utils.clip_grad_norm_ over gradients scaled by grad_scale.
 struct ClipScaleParams {
   double grad_scale = 1.0, max_norm = 1.0;
@@ -68,5 +77,6 @@ Status parse(const pock_op_desc& op, CrossEntropyParams* out);
 Status count_labels(const pock_op_desc& op, const int64_t* labels, int64_t rows, int64_t classes, int64_t ignore,
                     int64_t* counted);
 Status parse(const pock_op_desc& op, ClipScaleParams* out);
+Status parse(const pock_op_desc& op, NllLossParams* out);
 
 }  // namespace pock::params

@@ -1,33 +1,105 @@
-// Reference kernels for the elementwise family (f32; Cast and Where for their dtypes).
+// Reference kernels for the elementwise family (f32; Cast, Identity and Where for their dtypes;
+// Maximum, Minimum, Pow, Mod and Fmod also on i8, u8, i32, i64 and f16).
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <numbers>
+#include <string>
+#include <type_traits>
 
+#include "ir/float16.hpp"
 #include "kernels/params/elementwise.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
 namespace {
 
-template <typename Op>
+// How a dtype's elements are read into the type its arithmetic runs in and written back: f32 and
+// the integers as themselves, f16 in float (rounded back to nearest even).
+template <typename T>
+struct Plain {
+  using Stored = T;
+  static T load(T v) { return v; }
+  static T store(T v) { return v; }
+};
+struct Half {
+  using Stored = uint16_t;
+  static float load(uint16_t h) { return half_to_float(h); }
+  static uint16_t store(float f) { return float_to_half(f); }
+};
+
+template <typename Op, typename E = Plain<float>>
 Status binary(const KernelCall& c) {
-  const float* a = c.in_data<float>(0);
-  const float* b = c.in_data<float>(1);
-  float* y = c.out_data<float>(0);
+  using S = typename E::Stored;
+  const S* a = c.in_data<S>(0);
+  const S* b = c.in_data<S>(1);
+  S* y = c.out_data<S>(0);
   const pock_tensor_desc* ins[2] = {&c.in(0), &c.in(1)};
-  ref::for_each_broadcast<2>(c.out(0), ins, [&](int64_t o, int64_t i, int64_t j) { y[o] = Op()(a[i], b[j]); });
+  ref::for_each_broadcast<2>(c.out(0), ins, [&](int64_t o, int64_t i, int64_t j) { y[o] = E::store(Op()(E::load(a[i]), E::load(b[j]))); });
   return Status::ok();
+}
+
+// Integer division by zero has no value: the kernel refuses it, naming the element, before
+// writing anything. Float division gives inf or NaN as IEEE says.
+template <typename Op, typename E>
+Status integer_division(const KernelCall& c) {
+  using S = typename E::Stored;
+  const S* b = c.in_data<S>(1);
+  for (int64_t j = 0, n = numel(c.in(1)); j < n; ++j) {
+    if (b[j] == 0) return c.error("integer division by zero: element " + std::to_string(j) + " of the divisor is 0");
+  }
+  return binary<Op, E>(c);
+}
+
+// base^exp in integers, wrapping as unsigned arithmetic does; a negative exponent truncates 1/base^|exp|
+// toward zero, as onnxruntime's std::pow cast back to the integer does.
+template <typename T>
+T integer_pow(T base, T exp) {
+  if constexpr (std::is_signed_v<T>) {
+    if (exp < 0) return base == 1 ? T{1} : base == -1 ? (exp % 2 ? T{-1} : T{1}) : T{0};
+  }
+  using U = std::make_unsigned_t<T>;
+  U result = 1, factor = static_cast<U>(base);
+  for (T e = exp; e > 0; e /= 2) {
+    if (e % 2) result *= factor;
+    factor *= factor;
+  }
+  return static_cast<T>(result);
 }
 
 struct AddOp { float operator()(float a, float b) const { return a + b; } };
 struct SubOp { float operator()(float a, float b) const { return a - b; } };
 struct MulOp { float operator()(float a, float b) const { return a * b; } };
 struct DivOp { float operator()(float a, float b) const { return a / b; } };
-struct PowOp { float operator()(float a, float b) const { return std::pow(a, b); } };
+struct PowOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return integer_pow(a, b);
+    else return std::pow(a, b);
+  }
+};
 // NaN wins, as in torch.maximum / torch.minimum: a diverging value must not be hidden.
-struct MaxOp { float operator()(float a, float b) const { return (a > b || a != a) ? a : b; } };
-struct MinOp { float operator()(float a, float b) const { return (a < b || a != a) ? a : b; } };
+struct MaxOp { template <typename T> T operator()(T a, T b) const { return (a > b || a != a) ? a : b; } };
+struct MinOp { template <typename T> T operator()(T a, T b) const { return (a < b || a != a) ? a : b; } };
+// ONNX Mod with fmod = 1: C's truncated remainder, the sign of the dividend. x % -1 is 0 (and
+// INT_MIN % -1 would overflow).
+struct FmodOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_signed_v<T> && std::is_integral_v<T>) return b == -1 ? T{0} : static_cast<T>(a % b);
+    else if constexpr (std::is_integral_v<T>) return static_cast<T>(a % b);
+    else return std::fmod(a, b);
+  }
+};
+// ONNX Mod with fmod = 0: Python's floored remainder, the sign of the divisor.
+struct ModOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    const T r = FmodOp()(a, b);
+    if constexpr (std::is_unsigned_v<T>) return r;  // both signs are +
+    else return r != 0 && (r < 0) != (b < 0) ? static_cast<T>(r + b) : r;
+  }
+};
 
 // Clamp that lets NaN through (std::fmin / std::fmax would replace it by a bound, as PyTorch does not).
 float clamp(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
@@ -126,7 +198,7 @@ Status where_any(const KernelCall& c) {
   }
 }
 
-// Cast through double: exact for every pair of the integer and f32 dtypes we carry.
+// Cast through double: exact for every pair of the integer, f32, f16 and bf16 dtypes we carry.
 double load(const void* p, int64_t i, pock_dtype dt) {
   switch (dt) {
     case POCK_F32: return static_cast<const float*>(p)[i];
@@ -135,6 +207,8 @@ double load(const void* p, int64_t i, pock_dtype dt) {
     case POCK_I8: return static_cast<const int8_t*>(p)[i];
     case POCK_U8: return static_cast<const uint8_t*>(p)[i];
     case POCK_BOOL: return static_cast<const bool*>(p)[i] ? 1.0 : 0.0;
+    case POCK_F16: return half_to_float(static_cast<const uint16_t*>(p)[i]);
+    case POCK_BF16: return bf16_to_float(static_cast<const uint16_t*>(p)[i]);
     default: return 0.0;
   }
 }
@@ -147,14 +221,12 @@ void store(void* p, int64_t i, pock_dtype dt, double v) {
     case POCK_I8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(v); break;
     case POCK_U8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v); break;
     case POCK_BOOL: static_cast<bool*>(p)[i] = v != 0.0; break;
+    // Through f32, as PyTorch converts to its half types: exact for f32 inputs and for integers
+    // within f16's range.
+    case POCK_F16: static_cast<uint16_t*>(p)[i] = float_to_half(static_cast<float>(v)); break;
+    case POCK_BF16: static_cast<uint16_t*>(p)[i] = float_to_bf16(static_cast<float>(v)); break;
     default: break;
   }
-}
-
-bool cast_supported(pock_dtype dt) { return dt != POCK_F16 && dt != POCK_BF16; }
-
-bool cast_accepts(const pock_op_desc& op) {
-  return cast_supported(op.inputs[0].dtype) && cast_supported(op.outputs[0].dtype);
 }
 
 Status cast(const KernelCall& c) {
@@ -162,6 +234,17 @@ Status cast(const KernelCall& c) {
   if (c.in(0).dtype == c.out(0).dtype) return identity(c);
   for (int64_t i = 0, n = numel(c.out(0)); i < n; ++i) store(c.out(0).data, i, c.out(0).dtype, load(c.in(0).data, i, c.in(0).dtype));
   return Status::ok();
+}
+
+// The ops that run on integers and f16, with division by zero refused for integers.
+template <typename E>
+void add_typed_binaries(KernelTable& t, DType dt) {
+  constexpr bool kInteger = std::is_integral_v<typename E::Stored> && !std::is_same_v<E, Half>;
+  t.add({"Maximum", dt, binary<MaxOp, E>});
+  t.add({"Minimum", dt, binary<MinOp, E>});
+  t.add({"Pow", dt, binary<PowOp, E>});
+  t.add({"Mod", dt, kInteger ? integer_division<ModOp, E> : binary<ModOp, E>});
+  t.add({"Fmod", dt, kInteger ? integer_division<FmodOp, E> : binary<FmodOp, E>});
 }
 
 }  // namespace
@@ -193,12 +276,19 @@ void register_ref_elementwise(KernelTable& t) {
   t.add(typed_kernel<params::ActivationParams, leaky_relu>("LeakyRelu", DType::kF32));
   t.add(typed_kernel<params::ActivationParams, clip>("Clip", DType::kF32));
   t.add(typed_kernel<params::ActivationParams, scale_shift>("ScaleShift", DType::kF32));
-  for (DType dt : {DType::kF32, DType::kI32, DType::kI64, DType::kI8, DType::kU8, DType::kBool}) {
-    t.add({"Identity", dt, identity});
-    KernelDef def{"Cast", dt, cast};
-    def.accepts = cast_accepts;
-    t.add(def);
+  for (int i = 0; i < kNumDTypes; ++i) {
+    t.add({"Identity", static_cast<DType>(i), identity});
+    t.add({"Cast", static_cast<DType>(i), cast});
   }
+  // Max, Min and Pow on the integers (i8, u8, i32, i64) and f16 as ONNX allows them; Mod (fmod = 0) and Fmod (fmod = 1) on
+  // f32, f16 and integers. ONNX imports its integer and f16 tensors with these dtypes.
+  t.add({"Mod", DType::kF32, binary<ModOp>});
+  t.add({"Fmod", DType::kF32, binary<FmodOp>});
+  add_typed_binaries<Plain<int8_t>>(t, DType::kI8);
+  add_typed_binaries<Plain<uint8_t>>(t, DType::kU8);
+  add_typed_binaries<Plain<int32_t>>(t, DType::kI32);
+  add_typed_binaries<Plain<int64_t>>(t, DType::kI64);
+  add_typed_binaries<Half>(t, DType::kF16);
   t.add({"Where", DType::kBool, where_any});
 }
 

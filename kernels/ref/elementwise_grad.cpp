@@ -137,34 +137,74 @@ Status reduce_sum_grad(const KernelCall& c, const params::ReduceParams& p) {
   return Status::ok();
 }
 
-// Tie counts per reduced element live in a buffer made at load, so a step allocates nothing.
-struct MaxGradState {
+// Per-group scratch of the extremum and product gradients (tie counts; nonzero products and zero
+// counts) lives in a buffer made at load, so a step allocates nothing. Input 0, dy, has one
+// element per group.
+struct GroupScratch {
   params::ReduceParams params;
-  std::unique_ptr<float[]> ties;
+  std::unique_ptr<double[]> values;
 };
 
-Status reduce_max_grad_prepare(const pock_op_desc& op, void** state) {
-  auto s = std::unique_ptr<MaxGradState>(new (std::nothrow) MaxGradState{});
-  if (s) s->ties.reset(new (std::nothrow) float[static_cast<size_t>(numel(op.inputs[2])) + 1]);
-  if (!s || !s->ties) return Status(Code::kOutOfMemory, "ReduceMaxGrad: no memory for tie counts");
+template <int kPerGroup>
+Status group_scratch_prepare(const pock_op_desc& op, void** state) {
+  auto s = std::unique_ptr<GroupScratch>(new (std::nothrow) GroupScratch{});
+  if (s) s->values.reset(new (std::nothrow) double[static_cast<size_t>(kPerGroup * numel(op.inputs[0])) + 1]);
+  if (!s || !s->values) return Status(Code::kOutOfMemory, std::string(op.op) + ": no memory for per-group scratch");
   POCK_RETURN_IF_ERROR(params::parse(op, &s->params));
   *state = s.release();
   return Status::ok();
 }
-void reduce_max_grad_release(void* state) { delete static_cast<MaxGradState*>(state); }
+void group_scratch_release(void* state) { delete static_cast<GroupScratch*>(state); }
 
+template <int kPerGroup>
+KernelDef with_group_scratch(KernelDef d) {
+  d.prepare = group_scratch_prepare<kPerGroup>;
+  d.release = group_scratch_release;
+  return d;
+}
+
+// (dy, x, m) with m the maximum or the minimum: the elements equal to m share dy evenly.
 Status reduce_max_grad(const KernelCall& c) {
   const float* dy = c.in_data<float>(0);
   const float* x = c.in_data<float>(1);
   const float* ymax = c.in_data<float>(2);
   float* dx = c.out_data<float>(0);
-  const auto& state = *static_cast<const MaxGradState*>(c.state);
-  float* ties = state.ties.get();
-  for (int64_t r = 0, n = numel(c.in(2)); r < n; ++r) ties[r] = 0.0f;
+  const auto& state = *static_cast<const GroupScratch*>(c.state);
+  double* ties = state.values.get();
+  for (int64_t r = 0, n = numel(c.in(2)); r < n; ++r) ties[r] = 0.0;
   const pock_tensor_desc reduced = keepdims_view(state.params, c.in(1));
   const pock_tensor_desc* ins[1] = {&reduced};
-  ref::for_each_broadcast<1>(c.in(1), ins, [&](int64_t i, int64_t r) { ties[r] += x[i] == ymax[r] ? 1.0f : 0.0f; });
-  ref::for_each_broadcast<1>(c.in(1), ins, [&](int64_t i, int64_t r) { dx[i] = x[i] == ymax[r] ? dy[r] / ties[r] : 0.0f; });
+  ref::for_each_broadcast<1>(c.in(1), ins, [&](int64_t i, int64_t r) { ties[r] += x[i] == ymax[r] ? 1.0 : 0.0; });
+  ref::for_each_broadcast<1>(c.in(1), ins, [&](int64_t i, int64_t r) {
+    dx[i] = x[i] == ymax[r] ? static_cast<float>(dy[r] / ties[r]) : 0.0f;
+  });
+  return Status::ok();
+}
+
+// dx_i = dy * (product of the group's other elements), without dividing by a zero: with no zero
+// in the group it is P / x_i, with one zero only that element gets P (the product of the
+// nonzeros), with two or more every element gets 0.
+Status reduce_prod_grad(const KernelCall& c) {
+  const float* dy = c.in_data<float>(0);
+  const float* x = c.in_data<float>(1);
+  float* dx = c.out_data<float>(0);
+  const auto& state = *static_cast<const GroupScratch*>(c.state);
+  const int64_t groups = numel(c.in(0));
+  double* nonzero_product = state.values.get();
+  double* zeros = nonzero_product + groups;
+  for (int64_t r = 0; r < groups; ++r) nonzero_product[r] = 1.0, zeros[r] = 0.0;
+  const pock_tensor_desc reduced = keepdims_view(state.params, c.in(1));
+  const pock_tensor_desc* ins[1] = {&reduced};
+  ref::for_each_broadcast<1>(c.in(1), ins, [&](int64_t i, int64_t r) {
+    if (x[i] == 0.0f) zeros[r] += 1.0;
+    else nonzero_product[r] *= x[i];
+  });
+  ref::for_each_broadcast<1>(c.in(1), ins, [&](int64_t i, int64_t r) {
+    double others = 0.0;
+    if (zeros[r] == 0.0) others = nonzero_product[r] / x[i];
+    else if (zeros[r] == 1.0 && x[i] == 0.0f) others = nonzero_product[r];
+    dx[i] = static_cast<float>(dy[r] * others);
+  });
   return Status::ok();
 }
 
@@ -249,10 +289,8 @@ void register_ref_elementwise_grad(KernelTable& t) {
   t.add({"PowGrad", DType::kF32, pow_grad});
   t.add({"SumToShape", DType::kF32, sum_to_shape});
   t.add(typed_kernel<params::ReduceParams, reduce_sum_grad>("ReduceSumGrad", DType::kF32));
-  KernelDef max_grad{"ReduceMaxGrad", DType::kF32, reduce_max_grad};
-  max_grad.prepare = reduce_max_grad_prepare;
-  max_grad.release = reduce_max_grad_release;
-  t.add(max_grad);
+  t.add(with_group_scratch<1>({"ReduceMaxGrad", DType::kF32, reduce_max_grad}));
+  t.add(with_group_scratch<2>({"ReduceProdGrad", DType::kF32, reduce_prod_grad}));
   t.add({"LinearInputGrad", DType::kF32, linear_input_grad});
   t.add(ref::with_int8_row({"LinearInt8InputGrad", DType::kF32, linear_int8_input_grad}));
   t.add({"LinearWeightGrad", DType::kF32, linear_weight_grad});

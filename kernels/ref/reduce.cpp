@@ -1,4 +1,7 @@
-// Reference kernels of the reduce family: ReduceSum, ReduceMean (double accumulation), ReduceMax.
+// Reference kernels of the reduce family (double accumulation): ReduceSum, ReduceMean, ReduceMax,
+// ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp.
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -56,8 +59,46 @@ Status split_dims(const KernelCall& c, const params::ReduceParams& p, DimWalk* k
   return Status::ok();
 }
 
-template <bool kMean>
-Status reduce_sum(const KernelCall& c, const params::ReduceParams& p) {
+// Each reduction folds its group in double: a start value, a step per element and a finish that
+// also sees the group's size. The oracle favours clarity: one generic walk, one fold per op.
+struct SumFold {
+  static double start() { return 0.0; }
+  static double step(double acc, double v) { return acc + v; }
+  static double finish(double acc, double) { return acc; }
+};
+struct MeanFold : SumFold {
+  static double finish(double acc, double count) { return acc / count; }
+};
+struct SumSquareFold : SumFold {
+  static double step(double acc, double v) { return acc + v * v; }
+};
+struct L1Fold : SumFold {
+  static double step(double acc, double v) { return acc + std::fabs(v); }
+};
+struct L2Fold : SumSquareFold {
+  static double finish(double acc, double) { return std::sqrt(acc); }
+};
+struct LogSumFold : SumFold {
+  static double finish(double acc, double) { return std::log(acc); }
+};
+struct ProdFold {
+  static double start() { return 1.0; }
+  static double step(double acc, double v) { return acc * v; }
+  static double finish(double acc, double) { return acc; }
+};
+// NaN propagates through max and min, as in PyTorch and numpy.
+template <bool kMax>
+struct ExtremumFold {
+  static double start() { return (kMax ? -1 : 1) * std::numeric_limits<double>::infinity(); }
+  static double step(double acc, double v) {
+    if (acc != acc || v != v) return std::numeric_limits<double>::quiet_NaN();
+    return kMax ? std::max(acc, v) : std::min(acc, v);
+  }
+  static double finish(double acc, double) { return acc; }
+};
+
+template <typename Fold>
+Status reduce_fold(const KernelCall& c, const params::ReduceParams& p) {
   DimWalk kept, reduced;
   POCK_RETURN_IF_ERROR(split_dims(c, p, &kept, &reduced));
   const float* x = c.in_data<float>(0);
@@ -65,37 +106,78 @@ Status reduce_sum(const KernelCall& c, const params::ReduceParams& p) {
   const double count = static_cast<double>(reduced.count());
   int64_t o = 0;
   kept.for_each(0, [&](int64_t base) {
-    double acc = 0.0;
-    reduced.for_each(base, [&](int64_t i) { acc += x[i]; });
-    y[o++] = static_cast<float>(kMean ? acc / count : acc);
+    double acc = Fold::start();
+    reduced.for_each(base, [&](int64_t i) { acc = Fold::step(acc, x[i]); });
+    y[o++] = static_cast<float>(Fold::finish(acc, count));
   });
   return Status::ok();
 }
 
-Status reduce_max(const KernelCall& c, const params::ReduceParams& p) {
+// log(sum(exp(x))) = m + log(sum(exp(x - m))) with m the group's maximum, so that no exp
+// overflows; a group of -inf (or an empty one) is -inf, one holding +inf is +inf.
+Status reduce_log_sum_exp(const KernelCall& c, const params::ReduceParams& p) {
   DimWalk kept, reduced;
   POCK_RETURN_IF_ERROR(split_dims(c, p, &kept, &reduced));
   const float* x = c.in_data<float>(0);
   float* y = c.out_data<float>(0);
   int64_t o = 0;
   kept.for_each(0, [&](int64_t base) {
-    float best = -std::numeric_limits<float>::infinity();
-    bool saw_nan = false;  // NaN propagates, as in PyTorch
-    reduced.for_each(base, [&](int64_t i) {
-      if (x[i] != x[i]) saw_nan = true;
-      if (x[i] > best) best = x[i];
-    });
-    y[o++] = saw_nan ? std::numeric_limits<float>::quiet_NaN() : best;
+    double m = ExtremumFold<true>::start();
+    reduced.for_each(base, [&](int64_t i) { m = ExtremumFold<true>::step(m, x[i]); });
+    if (std::isinf(m) || m != m) {
+      y[o++] = static_cast<float>(m);
+      return;
+    }
+    double sum = 0.0;
+    reduced.for_each(base, [&](int64_t i) { sum += std::exp(static_cast<double>(x[i]) - m); });
+    y[o++] = static_cast<float>(m + std::log(sum));
   });
+  return Status::ok();
+}
+
+// The input as [outer, n, inner] around the axis; each output element scans n values with stride
+// inner. NaN counts as the extremum (numpy's and PyTorch's argmax), its first occurrence winning
+// unless select_last_index.
+template <bool kMax>
+Status arg_extremum(const KernelCall& c, const params::ArgExtremumParams& p) {
+  const pock_tensor_desc& xd = c.in(0);
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < p.axis; ++d) outer *= xd.dims[d];
+  for (int d = p.axis + 1; d < xd.rank; ++d) inner *= xd.dims[d];
+  const int64_t n = xd.dims[p.axis];
+  const float* x = c.in_data<float>(0);
+  int64_t* y = c.out_data<int64_t>(0);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const float* row = x + o * n * inner + i;
+      int64_t best = 0;
+      for (int64_t k = 1; k < n; ++k) {
+        const float v = row[k * inner], b = row[best * inner];
+        const bool tie = v == b || (v != v && b != b);
+        const bool better = b == b && (v != v || (kMax ? v > b : v < b));
+        if (better || (p.select_last_index && tie)) best = k;
+      }
+      y[o * inner + i] = best;
+    }
+  }
   return Status::ok();
 }
 
 }  // namespace
 
 void register_ref_reduce(KernelTable& t) {
-  t.add(typed_kernel<params::ReduceParams, reduce_sum<false>>("ReduceSum", DType::kF32));
-  t.add(typed_kernel<params::ReduceParams, reduce_sum<true>>("ReduceMean", DType::kF32));
-  t.add(typed_kernel<params::ReduceParams, reduce_max>("ReduceMax", DType::kF32));
+  t.add(typed_kernel<params::ReduceParams, reduce_fold<SumFold>>("ReduceSum", DType::kF32));
+  t.add(typed_kernel<params::ReduceParams, reduce_fold<MeanFold>>("ReduceMean", DType::kF32));
+  t.add(typed_kernel<params::ReduceParams, reduce_fold<ExtremumFold<true>>>("ReduceMax", DType::kF32));
+  t.add(typed_kernel<params::ReduceParams, reduce_fold<ExtremumFold<false>>>("ReduceMin", DType::kF32));
+  t.add(typed_kernel<params::ReduceParams, reduce_fold<ProdFold>>("ReduceProd", DType::kF32));
+  t.add(typed_kernel<params::ReduceParams, reduce_fold<SumSquareFold>>("ReduceSumSquare", DType::kF32));
+  t.add(typed_kernel<params::ReduceParams, reduce_fold<L1Fold>>("ReduceL1", DType::kF32));
+  t.add(typed_kernel<params::ReduceParams, reduce_fold<L2Fold>>("ReduceL2", DType::kF32));
+  t.add(typed_kernel<params::ReduceParams, reduce_fold<LogSumFold>>("ReduceLogSum", DType::kF32));
+  t.add(typed_kernel<params::ReduceParams, reduce_log_sum_exp>("ReduceLogSumExp", DType::kF32));
+  t.add(typed_kernel<params::ArgExtremumParams, arg_extremum<true>>("ArgMax", DType::kF32));
+  t.add(typed_kernel<params::ArgExtremumParams, arg_extremum<false>>("ArgMin", DType::kF32));
 }
 
 }  // namespace pock

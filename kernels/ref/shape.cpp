@@ -225,6 +225,24 @@ struct PadKernel {
   }
 };
 
+// Trilu: every matrix of the last two dims keeps one triangle (from diagonal k: the i64 input when
+// given, else the attribute), the rest is 0 in every dtype's encoding.
+template <typename T>
+struct TriluKernel {
+  static Status run(const KernelCall& c, const params::ShapeParams& p) {
+    const pock_tensor_desc& x = c.in(0);
+    const int64_t rows = x.dims[x.rank - 2], cols = x.dims[x.rank - 1];
+    const int64_t k = c.has_input(1) ? *c.in_data<int64_t>(1) : p.k;  // a run-time k wins
+    const T* in = c.in_data<T>(0);
+    T* out = c.out_data<T>(0);
+    for (int64_t e = 0, n = numel(x); e < n; ++e) {
+      const int64_t diagonal = e % cols - (e / cols) % rows;  // j - i
+      out[e] = (p.upper ? diagonal >= k : diagonal <= k) ? in[e] : T{0};
+    }
+    return Status::ok();
+  }
+};
+
 void add_for_every_dtype(KernelTable& t, const char* op, KernelFn run) {
   for (int i = 0; i < kNumDTypes; ++i) t.add({op, static_cast<DType>(i), run});
 }
@@ -259,6 +277,7 @@ void register_ref_shape(KernelTable& t) {
   add_for_every_dtype<SliceKernel>(t, "Slice");
   add_for_every_dtype<ExpandKernel>(t, "Expand");
   add_for_every_dtype<PadKernel>(t, "Pad");
+  add_for_every_dtype<TriluKernel>(t, "Trilu");
 }
 
 }  // namespace pock

@@ -83,6 +83,85 @@ Status softmax_cross_entropy_grad(const KernelCall& c, const params::CrossEntrop
   return Status::ok();
 }
 
+// NllLoss: log_prob [N, C, D...] seen as [N, C, D], a label per (n, d) at flat position n D + d.
+struct NllShape {
+  int64_t batch = 0, classes = 0, inner = 1;
+  int64_t labels() const { return batch * inner; }
+  int64_t at(int64_t r, int64_t label) const { return ((r / inner) * classes + label) * inner + r % inner; }
+};
+
+NllShape nll_shape(const pock_tensor_desc& log_prob) {
+  NllShape s;
+  s.batch = log_prob.dims[0];
+  s.classes = log_prob.dims[1];
+  for (int d = 2; d < log_prob.rank; ++d) s.inner *= log_prob.dims[d];
+  return s;
+}
+
+// What both NllLoss kernels start from: the shape, the labels checked (before anything is
+// written), their weights (1 without a weight input) and the summed weight of the labels counted,
+// the mean's divisor.
+struct NllSetup {
+  NllShape shape;
+  const int64_t* labels = nullptr;
+  const float* weight = nullptr;
+  double weight_sum = 0.0;
+  double weight_of(int64_t label) const { return weight ? weight[label] : 1.0; }
+  // f(r, t, w) for each label t at flat position r that is not ignored, w its weight.
+  template <typename F>
+  void for_each_counted(int64_t ignore, F&& f) const {
+    for (int64_t r = 0; r < shape.labels(); ++r) {
+      if (labels[r] != ignore) f(r, labels[r], weight_of(labels[r]));
+    }
+  }
+};
+
+Status nll_setup(const KernelCall& c, int first, const params::NllLossParams& p, NllSetup* out) {
+  out->shape = nll_shape(c.in(first));
+  out->labels = c.in_data<int64_t>(first + 1);
+  out->weight = c.has_input(first + 2) ? c.in_data<float>(first + 2) : nullptr;
+  int64_t counted = 0;
+  POCK_RETURN_IF_ERROR(params::count_labels(*c.desc, out->labels, out->shape.labels(), out->shape.classes, p.ignore_index, &counted));
+  out->for_each_counted(p.ignore_index, [&](int64_t, int64_t, double w) { out->weight_sum += w; });
+  return Status::ok();
+}
+
+// loss = -weight[t] log_prob[n, t, d] per label; "mean" divides the sum by the counted weight
+// (0 when nothing counts: pock's losses stay finite, where ONNX's reference gives 0/0).
+Status nll_loss(const KernelCall& c, const params::NllLossParams& p) {
+  NllSetup u;
+  POCK_RETURN_IF_ERROR(nll_setup(c, 0, p, &u));
+  const float* x = c.in_data<float>(0);
+  float* y = c.out_data<float>(0);
+  const bool per_label = p.reduction == params::NllLossParams::Reduction::kNone;
+  if (per_label) std::fill(y, y + u.shape.labels(), 0.0f);  // ignored labels lose nothing
+  double total = 0.0;
+  u.for_each_counted(p.ignore_index, [&](int64_t r, int64_t t, double w) {
+    const double loss = -w * x[u.shape.at(r, t)];
+    if (per_label) y[r] = static_cast<float>(loss);
+    total += loss;
+  });
+  if (p.reduction == params::NllLossParams::Reduction::kSum) *y = static_cast<float>(total);
+  if (p.reduction == params::NllLossParams::Reduction::kMean) *y = u.weight_sum ? static_cast<float>(total / u.weight_sum) : 0.0f;
+  return Status::ok();
+}
+
+// dlog_prob is 0 except at each counted label: -weight[t] times its share of dloss.
+Status nll_loss_grad(const KernelCall& c, const params::NllLossParams& p) {
+  NllSetup u;
+  POCK_RETURN_IF_ERROR(nll_setup(c, 1, p, &u));
+  const float* dloss = c.in_data<float>(0);
+  float* dx = c.out_data<float>(0);
+  std::fill(dx, dx + numel(c.in(1)), 0.0f);
+  const bool per_label = p.reduction == params::NllLossParams::Reduction::kNone;
+  const double mean_scale = u.weight_sum ? 1.0 / u.weight_sum : 0.0;
+  const double scale = p.reduction == params::NllLossParams::Reduction::kMean ? mean_scale : 1.0;
+  u.for_each_counted(p.ignore_index, [&](int64_t r, int64_t t, double w) {
+    dx[u.shape.at(r, t)] = static_cast<float>(-w * scale * dloss[per_label ? r : 0]);
+  });
+  return Status::ok();
+}
+
 Status mse_loss(const KernelCall& c) {
   const float* p = c.in_data<float>(0);
   const float* t = c.in_data<float>(1);
@@ -203,6 +282,8 @@ void register_ref_training(KernelTable& t) {
   t.add(typed_kernel<params::CrossEntropyParams, softmax_cross_entropy>("SoftmaxCrossEntropy", DType::kF32));
   t.add(typed_kernel<params::CrossEntropyParams, softmax_cross_entropy_grad>("SoftmaxCrossEntropyGrad", DType::kF32));
   t.add({"MseLoss", DType::kF32, mse_loss});
+  t.add(typed_kernel<params::NllLossParams, nll_loss>("NllLoss", DType::kF32));
+  t.add(typed_kernel<params::NllLossParams, nll_loss_grad>("NllLossGrad", DType::kF32));
   t.add({"MseLossGrad", DType::kF32, mse_loss_grad});
   t.add({"AccumulateGrad", DType::kF32, accumulate_grad});
   t.add(typed_kernel<params::ClipScaleParams, global_norm_clip_scale>("GlobalNormClipScale", DType::kF32));

@@ -18,6 +18,13 @@ inline Result<Graph> import_model(const OnnxModel& m, const OnnxImportOptions& o
   return import_onnx_bytes(bytes.data(), bytes.size(), options);
 }
 
+// The op of every node of `g`, in order: what an import test expects a model to become.
+inline std::vector<std::string> ops_of(const Graph& g) {
+  std::vector<std::string> ops;
+  for (const Node& n : g.nodes()) ops.push_back(n.op);
+  return ops;
+}
+
 // Compiles `g` for the host, sets one float input, runs infer and reads `output` as T.
 template <typename T = float>
 std::vector<T> infer_one(const Graph& g, const std::string& input, const std::vector<float>& x, const std::string& output) {

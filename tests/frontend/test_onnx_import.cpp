@@ -12,14 +12,9 @@ using namespace pock;
 using pock::testing::import_model;
 using pock::testing::infer_one;
 using pock::testing::OnnxModel;
+using pock::testing::ops_of;
 
 namespace {
-
-std::vector<std::string> ops_of(const Graph& g) {
-  std::vector<std::string> ops;
-  for (const Node& n : g.nodes()) ops.push_back(n.op);
-  return ops;
-}
 
 const Node* find_op(const Graph& g, const std::string& op) {
   for (const Node& n : g.nodes()) {

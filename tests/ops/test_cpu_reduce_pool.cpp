@@ -1,4 +1,5 @@
-// The cpu backend's ReduceSum, ReduceMean and MaxPool2d against the reference kernels on random
+// The cpu backend's ReduceSum, ReduceMean (and the sums at heart: ReduceSumSquare, ReduceL1,
+// ReduceL2, ReduceLogSum) and MaxPool2d against the reference kernels on random
 // shapes: backend_compare.hpp compiles each one-op case, checks the op was bound to the expected
 // backend (so a kernel that silently stops accepting its pattern fails here) and compares outputs.
 #include <catch2/catch.hpp>
@@ -16,8 +17,10 @@ using Ints = std::vector<int64_t>;
 
 namespace {
 
+// ReduceLogSum gets positive values, so that every sum has a logarithm.
 OpCase reduce_case(const char* op, Shape x, Ints axes, int64_t keepdims, uint32_t seed) {
-  OpCase c{op, {input(std::move(x), seed)}};
+  const float lo = std::string(op) == "ReduceLogSum" ? 0.1f : -1.0f;
+  OpCase c{op, {input(std::move(x), seed, lo)}};
   c.attrs.set("axes", std::move(axes));
   c.attrs.set("keepdims", keepdims);
   return c;
@@ -34,10 +37,10 @@ OpCase max_pool_case(Shape x, Ints kernel, Ints strides, Ints pads, bool ceil_mo
 
 }  // namespace
 
-TEST_CASE("cpu ReduceSum and ReduceMean match ref over contiguous axis patterns", "[ops][cpu]") {
+TEST_CASE("cpu ReduceSum, ReduceMean and the sum-like reductions match ref over contiguous axis patterns", "[ops][cpu]") {
   std::mt19937 gen(21);
   uint32_t seed = 2100;
-  for (const char* op : {"ReduceSum", "ReduceMean"}) {
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum"}) {
     for (int trial = 0; trial < 3; ++trial) {
       const Shape x{random_dim(gen, 1, 5), random_dim(gen, 1, 13), random_dim(gen, 1, 9), random_dim(gen, 1, 11)};
       const std::vector<Ints> axis_sets = {
@@ -65,6 +68,11 @@ TEST_CASE("cpu ReduceSum and ReduceMean match ref over contiguous axis patterns"
 TEST_CASE("cpu ReduceSum leaves a reduced axis between kept ones to ref", "[ops][cpu]") {
   check_against_ref("cpu", reduce_case("ReduceSum", {3, 4, 5}, {1}, 1, 1), "ref");
   check_against_ref("cpu", reduce_case("ReduceMean", {2, 3, 4, 5}, {0, 2}, 0, 2), "ref");
+  check_against_ref("cpu", reduce_case("ReduceL2", {2, 3, 4, 5}, {0, 2}, 0, 3), "ref");
+}
+
+TEST_CASE("cpu has no ReduceMin, ReduceProd or ReduceLogSumExp kernel: they run on ref", "[ops][cpu]") {
+  for (const char* op : {"ReduceMin", "ReduceProd", "ReduceLogSumExp"}) check_against_ref("cpu", reduce_case(op, {3, 4}, {1}, 0, 4), "ref");
 }
 
 TEST_CASE("cpu MaxPool2d matches ref on strided, padded and ceil_mode windows", "[ops][cpu]") {

@@ -247,3 +247,95 @@ TEST_CASE("elementwise shape errors name the op and node", "[ops][elementwise]")
   REQUIRE_FALSE(where.is_ok());
   CHECK_THAT(where.status().message(), Catch::Contains("Where 'node'"));
 }
+
+TEST_CASE("Mod is the floored remainder, Fmod the truncated one, on floats and integers", "[ops][elementwise]") {
+  // Python: 5.5 % 2 = 1.5, -5.5 % 2 = 0.5, 5.5 % -2 = -0.5, -5.5 % -2 = -1.5; C fmod keeps the dividend's sign.
+  const HostTensor a = HostTensor::f32({4}, {5.5f, -5.5f, 5.5f, -5.5f}), b = HostTensor::f32({4}, {2, 2, -2, -2});
+  auto mod = run_op_under_test("Mod", {a, b});
+  REQUIRE(mod.is_ok());
+  CHECK(mod.value()[0].f32() == std::vector<float>{1.5f, 0.5f, -0.5f, -1.5f});
+  auto fmod = run_op_under_test("Fmod", {a, b});
+  REQUIRE(fmod.is_ok());
+  CHECK(fmod.value()[0].f32() == std::vector<float>{1.5f, -1.5f, 1.5f, -1.5f});
+
+  // 7 % 3 = 1, -7 % 3 = 2, 7 % -3 = -2, -7 % -3 = -1 (Python); INT_MIN % -1 = 0 without overflow.
+  const int32_t int_min = std::numeric_limits<int32_t>::min();
+  const HostTensor ia = HostTensor::i32({5}, {7, -7, 7, -7, int_min}), ib = HostTensor::i32({5}, {3, 3, -3, -3, -1});
+  auto imod = run_op_under_test("Mod", {ia, ib});
+  REQUIRE(imod.is_ok());
+  CHECK(imod.value()[0].values<int32_t>() == std::vector<int32_t>{1, 2, -2, -1, 0});
+  auto ifmod = run_op_under_test("Fmod", {ia, ib});
+  REQUIRE(ifmod.is_ok());
+  CHECK(ifmod.value()[0].values<int32_t>() == std::vector<int32_t>{1, -1, 1, -1, 0});
+  auto lmod = run_op_under_test("Mod", {HostTensor::i64({2}, {-10, 10}), HostTensor::i64({1}, {4})});
+  REQUIRE(lmod.is_ok());
+  CHECK(lmod.value()[0].values<int64_t>() == std::vector<int64_t>{2, 2});
+
+  auto zero = run_op_under_test("Mod", {HostTensor::i64({2}, {1, 2}), HostTensor::i64({2}, {3, 0})});
+  REQUIRE_FALSE(zero.is_ok());
+  CHECK_THAT(zero.status().message(), Catch::Contains("division by zero") && Catch::Contains("element 1"));
+}
+
+TEST_CASE("Maximum, Minimum and Pow on integers stay exact", "[ops][elementwise]") {
+  // 2^53 + 1 is not a double: a kernel that went through double would return 2^53.
+  const int64_t big = (int64_t{1} << 53) + 1;
+  const HostTensor a = HostTensor::i64({3}, {1, big, -3}), b = HostTensor::i64({1}, {big - 1});
+  auto max = run_op_under_test("Maximum", {a, b});
+  REQUIRE(max.is_ok());
+  CHECK(max.value()[0].values<int64_t>() == std::vector<int64_t>{big - 1, big, big - 1});
+  auto min = run_op_under_test("Minimum", {HostTensor::i32({3}, {1, 5, -3}), HostTensor::i32({1}, {2})});
+  REQUIRE(min.is_ok());
+  CHECK(min.value()[0].values<int32_t>() == std::vector<int32_t>{1, 2, -3});
+  // Negative exponents truncate 1 / base^|e| toward zero: 2^-1 = 0, 1^-2 = 1, (-1)^-3 = -1.
+  auto pow = run_op_under_test("Pow", {HostTensor::i32({7}, {2, 3, -2, 5, 1, -1, 2}), HostTensor::i32({7}, {10, 3, 3, 0, -2, -3, -1})});
+  REQUIRE(pow.is_ok());
+  CHECK(pow.value()[0].values<int32_t>() == std::vector<int32_t>{1024, 27, -8, 1, 1, -1, 0});
+  auto lpow = run_op_under_test("Pow", {HostTensor::i64({1}, {3}), HostTensor::i64({1}, {39})});
+  REQUIRE(lpow.is_ok());
+  CHECK(lpow.value()[0].values<int64_t>() == std::vector<int64_t>{4052555153018976267});  // 3^39
+}
+
+TEST_CASE("Maximum, Minimum, Pow and Mod on f16 round their f32 results to half", "[ops][elementwise]") {
+  // IEEE half bits: 1.0 = 0x3C00, 0.5 = 0x3800, -2.0 = 0xC000, 2.0 = 0x4000, 3.0 = 0x4200,
+  // 8.0 = 0x4800, 5.5 = 0x4580, 1.5 = 0x3E00, NaN = 0x7E00.
+  const auto f16 = [](std::vector<uint16_t> bits) {
+    const int64_t n = static_cast<int64_t>(bits.size());
+    return HostTensor::make<uint16_t>(DType::kF16, {n}, bits);
+  };
+  auto max = run_op_under_test("Maximum", {f16({0x3C00, 0xC000}), f16({0x3800, 0x7E00})});
+  REQUIRE(max.is_ok());
+  CHECK(max.value()[0].dtype == DType::kF16);
+  const auto m = max.value()[0].values<uint16_t>();
+  CHECK(m[0] == 0x3C00);
+  CHECK(((m[1] & 0x7C00) == 0x7C00 && (m[1] & 0x03FF) != 0));  // NaN wins
+  auto min = run_op_under_test("Minimum", {f16({0x3C00, 0xC000}), f16({0x3800, 0x4000})});
+  REQUIRE(min.is_ok());
+  CHECK(min.value()[0].values<uint16_t>() == std::vector<uint16_t>{0x3800, 0xC000});
+  auto pow = run_op_under_test("Pow", {f16({0x4000}), f16({0x4200})});
+  REQUIRE(pow.is_ok());
+  CHECK(pow.value()[0].values<uint16_t>() == std::vector<uint16_t>{0x4800});
+  auto fmod = run_op_under_test("Fmod", {f16({0x4580}), f16({0x4000})});
+  REQUIRE(fmod.is_ok());
+  CHECK(fmod.value()[0].values<uint16_t>() == std::vector<uint16_t>{0x3E00});
+}
+
+TEST_CASE("Cast to and from f16 and bf16 rounds to nearest even", "[ops][elementwise]") {
+  // f16: 1/3 -> 0x3555, 65504 -> 0x7BFF (the largest half), 1e6 -> inf 0x7C00, 2^-24 -> 0x0001.
+  auto half = run_op_under_test("Cast", {HostTensor::f32({4}, {1.0f / 3.0f, 65504.0f, 1e6f, 0x1p-24f})}, {{"to", std::string("f16")}});
+  REQUIRE(half.is_ok());
+  CHECK(half.value()[0].dtype == DType::kF16);
+  CHECK(half.value()[0].values<uint16_t>() == std::vector<uint16_t>{0x3555, 0x7BFF, 0x7C00, 0x0001});
+  auto back = run_op_under_test("Cast", {half.value()[0]}, {{"to", std::string("f32")}});
+  REQUIRE(back.is_ok());
+  CHECK(back.value()[0].f32() == std::vector<float>{0.333251953125f, 65504.0f, std::numeric_limits<float>::infinity(), 0x1p-24f});
+  auto from_int = run_op_under_test("Cast", {HostTensor::i64({2}, {3, -2})}, {{"to", std::string("f16")}});
+  REQUIRE(from_int.is_ok());
+  CHECK(from_int.value()[0].values<uint16_t>() == std::vector<uint16_t>{0x4200, 0xC000});
+  auto to_int = run_op_under_test("Cast", {HostTensor::make<uint16_t>(DType::kF16, {1}, {0x4580})}, {{"to", std::string("i32")}});
+  REQUIRE(to_int.is_ok());
+  CHECK(to_int.value()[0].values<int32_t>() == std::vector<int32_t>{5});  // 5.5 truncates
+  // bfloat16: 0.5 -> 0x3F00, 1/3 -> 0x3EAB.
+  auto bf16 = run_op_under_test("Cast", {HostTensor::f32({2}, {0.5f, 1.0f / 3.0f})}, {{"to", std::string("bf16")}});
+  REQUIRE(bf16.is_ok());
+  CHECK(bf16.value()[0].values<uint16_t>() == std::vector<uint16_t>{0x3F00, 0x3EAB});
+}

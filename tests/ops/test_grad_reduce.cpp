@@ -1,4 +1,5 @@
-// Finite-difference checks of the ReduceSum / ReduceMean / ReduceMax gradient rules.
+// Finite-difference checks of the reduce family's gradient rules (Sum, Mean, Max, Min, Prod,
+// SumSquare, L1, L2, LogSum, LogSumExp), Prod's also on groups holding zeros.
 #include <algorithm>
 #include <numeric>
 
@@ -43,6 +44,35 @@ TEST_CASE("ReduceSum, ReduceMean and ReduceMax gradients match finite difference
                                {true}));
     }
   }
+}
+
+TEST_CASE("the other reductions' gradients match finite differences", "[grad][reduce]") {
+  const Shape shape{2, 3, 4};
+  // distinct() holds one exact 0: L1's kink, where AbsGrad and the central difference both give 0.
+  for (const char* op : {"ReduceMin", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSumExp"}) {
+    for (size_t k = 0; k < kCases.size(); ++k) {
+      INFO(op << " case " << k << " keepdims " << kCases[k].keepdims);
+      CHECK(check_op_gradients(op, {distinct(shape, 11 + static_cast<uint32_t>(k))}, reduce_attrs(kCases[k].axes, kCases[k].keepdims),
+                               {true}));
+    }
+  }
+  // LogSum needs positive sums, Prod factors near 1 (the product of 24 values stays near 1).
+  for (size_t k = 0; k < kCases.size(); ++k) {
+    const auto positive = random_floats(24, 31 + static_cast<uint32_t>(k), 0.5f, 1.5f);
+    INFO("case " << k << " keepdims " << kCases[k].keepdims);
+    for (const char* op : {"ReduceLogSum", "ReduceProd"}) {
+      INFO(op);
+      CHECK(check_op_gradients(op, {HostTensor::f32(shape, positive)}, reduce_attrs(kCases[k].axes, kCases[k].keepdims), {true}));
+    }
+  }
+}
+
+TEST_CASE("ReduceProd's gradient is right on groups with one and with two zeros", "[grad][reduce]") {
+  // Rows: no zero, one zero, two zeros. The product is linear in each element, so central
+  // differences are exact even at 0, where dividing by x would not be.
+  const HostTensor x = HostTensor::f32({3, 4}, {1.5f, -0.5f, 2.0f, 0.75f, 1.25f, 0.0f, -2.0f, 0.5f, 0.0f, 3.0f, 0.0f, 1.5f});
+  for (int64_t keepdims : {0, 1}) CHECK(check_op_gradients("ReduceProd", {x}, reduce_attrs({1}, keepdims), {true}));
+  CHECK(check_op_gradients("ReduceProd", {x}, reduce_attrs({}, 0), {true}));
 }
 
 TEST_CASE("ReduceMax splits the gradient evenly among tied maxima", "[grad][reduce]") {

@@ -112,3 +112,10 @@ TEST_CASE("Expand and Pad gradients match finite differences", "[ops][grad][shap
   check_one("Pad", {2, 3}, Attrs{{"pads", Ints{1, 0, 2, 3}}, {"value", 0.5}}, 43);
   check_one("Pad", {4, 5}, Attrs{{"pads", Ints{-1, 2, 1, -2}}}, 44);  // negative pads crop
 }
+
+TEST_CASE("Trilu gradients match finite differences", "[ops][grad][shape][fd]") {
+  check_one("Trilu", {2, 3, 4}, Attrs{{"upper", int64_t{1}}, {"k", int64_t{-1}}}, 51);
+  check_one("Trilu", {4, 3}, Attrs{{"upper", int64_t{0}}, {"k", int64_t{1}}}, 52);
+  // k as an i64 input, which gets no gradient.
+  CHECK(check_op_gradients("Trilu", {random_tensor({3, 4}, 53), HostTensor::i64({}, {1})}, Attrs{{"upper", int64_t{1}}}, {true, false}));
+}

@@ -391,3 +391,49 @@ TEST_CASE("Shape ops move the bytes of every dtype", "[ops][shape][dtypes]") {
     CHECK(run("Pad", {z}, {{"pads", Ints{1, 0, 0, 0}}})[0].bytes == padded);
   }
 }
+
+TEST_CASE("Trilu keeps one triangle from diagonal k", "[ops][shape]") {
+  // [[1, 2, 3], [4, 5, 6]]: upper k=0 keeps j >= i, lower k=-1 keeps j <= i - 1, upper k=1 j >= i + 1.
+  const HostTensor x = HostTensor::f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  const auto trilu = [&](int64_t upper, int64_t k) {
+    auto out = run_op("Trilu", {x}, {{"upper", upper}, {"k", k}});
+    REQUIRE(out.is_ok());
+    return out.value()[0].f32();
+  };
+  CHECK(trilu(1, 0) == std::vector<float>{1, 2, 3, 0, 5, 6});
+  CHECK(trilu(0, 0) == std::vector<float>{1, 0, 0, 4, 5, 0});
+  CHECK(trilu(0, -1) == std::vector<float>{0, 0, 0, 4, 0, 0});
+  CHECK(trilu(1, 1) == std::vector<float>{0, 2, 3, 0, 0, 6});
+  CHECK(trilu(1, 5) == std::vector<float>{0, 0, 0, 0, 0, 0});  // past the last diagonal
+  CHECK(trilu(0, -5) == std::vector<float>{0, 0, 0, 0, 0, 0});
+
+  // k as an i64 input overrides the attribute (ONNX passes it as a tensor).
+  auto run_time_k = run_op("Trilu", {x, HostTensor::i64({}, {-1})}, {{"upper", int64_t{0}}, {"k", int64_t{3}}});
+  REQUIRE(run_time_k.is_ok());
+  CHECK(run_time_k.value()[0].f32() == std::vector<float>{0, 0, 0, 4, 0, 0});
+  auto bad_k = infer("Trilu", {TensorType{DType::kF32, {2, 3}}, TensorType{DType::kI32, {}}}, {});
+  REQUIRE_FALSE(bad_k.is_ok());
+  CHECK_THAT(bad_k.status().message(), Catch::Contains("k must be an i64 scalar"));
+
+  auto vector = infer_shape("Trilu", {4}, {});
+  REQUIRE_FALSE(vector.is_ok());
+  CHECK_THAT(vector.status().message(), Catch::Contains("the_node") && Catch::Contains("rank >= 2"));
+  CHECK_FALSE(infer_shape("Trilu", {2, 2}, {{"upper", int64_t{2}}}).is_ok());
+}
+
+TEST_CASE("Trilu masks every matrix of a batch in every dtype", "[ops][shape][dtypes]") {
+  for (DType dt : kEveryDType) {
+    INFO("dtype " << dtype_name(dt));
+    const HostTensor x = patterned(dt, {2, 3, 4});
+    auto out = run_op("Trilu", {x}, {{"upper", int64_t{0}}, {"k", int64_t{1}}});
+    REQUIRE(out.is_ok());
+    // Lower triangle from diagonal 1: element [b, i, j] kept when j - i <= 1, else all-zero bytes.
+    std::vector<uint8_t> want = x.bytes;
+    const size_t es = dtype_size(dt);
+    for_each_index({2, 3, 4}, [&](const std::vector<int64_t>& i) {
+      if (i[2] - i[1] <= 1) return;
+      std::fill_n(want.begin() + static_cast<std::ptrdiff_t>(((i[0] * 3 + i[1]) * 4 + i[2]) * es), es, uint8_t{0});
+    });
+    CHECK(out.value()[0].bytes == want);
+  }
+}

@@ -41,8 +41,20 @@ Status convert_sub(NodeView& n) { return convert_binary(n, "Sub"); }
 Status convert_mul(NodeView& n) { return convert_binary(n, "Mul"); }
 Status convert_div(NodeView& n) { return convert_binary(n, "Div"); }
 
+// An exponent of another dtype than the base (ONNX allows Pow(float, int64) and the reverse) is
+// cast to the base's: pock's binary ops take one dtype.
+Status convert_pow_mixed(NodeView& node) {
+  POCK_ASSIGN_OR_RETURN(TensorId base, node.input(0));
+  POCK_ASSIGN_OR_RETURN(TensorId exponent, node.input(1));
+  const DType dt = node.ctx().graph.tensor(base).dtype;
+  POCK_ASSIGN_OR_RETURN(auto cast, node.emit("Cast", {exponent}, Attrs{{"to", std::string(dtype_name(dt))}}, "exponent"));
+  return node.emit_final("Pow", {base, cast[0]});
+}
+
 // Pow with a constant exponent becomes the matching unary op (exact and cheaper to differentiate).
 Status convert_pow(NodeView& node) {
+  if (node.value(0).dtype != node.value(1).dtype) return convert_pow_mixed(node);
+  if (!is_float(node.value(0).dtype)) return convert_binary(node, "Pow");  // integers: pock's unary ops are float
   if (auto e = node.scalar_input(1); e && node.value(1).shape.size() <= node.value(0).shape.size()) {
     const char* op = nullptr;
     if (*e == 2.0) op = "Square";
@@ -266,6 +278,15 @@ Status convert_gemm(NodeView& node) {
   return node.emit_final("Add", {acc, c});
 }
 
+// ONNX Mod: fmod = 0 is Python's floored remainder (pock's Mod), fmod = 1 C's fmod (pock's Fmod).
+Status convert_mod(NodeView& node) {
+  POCK_ASSIGN_OR_RETURN(int64_t fmod, node.attrs().get_int("fmod", 0));
+  if (fmod != 0 && fmod != 1) return node.error("fmod must be 0 or 1, got " + std::to_string(fmod));
+  POCK_ASSIGN_OR_RETURN(TensorId a, node.input(0));
+  POCK_ASSIGN_OR_RETURN(TensorId b, node.input(1));
+  return node.emit_final(fmod ? "Fmod" : "Mod", {a, b});
+}
+
 Status convert_erf(NodeView& node) {
   return node.unsupported("pock has no Erf op; it is imported only as part of GELU, x * 0.5 * (1 + erf(x / sqrt(2)))");
 }
@@ -300,6 +321,7 @@ void register_math_converters(std::unordered_map<std::string, Converter>& t) {
   t["MatMul"] = convert_matmul;
   t["Gemm"] = convert_gemm;
   t["Erf"] = convert_erf;
+  t["Mod"] = convert_mod;
 }
 
 }  // namespace pock::onnx_import

@@ -1,5 +1,5 @@
 // ONNX layers -> pock ops: Conv, BatchNormalization, pooling, Softmax, LayerNormalization and
-// the reductions (docs/ops.md). Layout stays NCHW; 1-D convolutions run as 2-D with H = 1.
+// the reductions with ArgMax / ArgMin (docs/ops.md). Layout stays NCHW; 1-D convolutions run as 2-D with H = 1.
 #include <cmath>
 
 #include "frontend/onnx/import_context.hpp"
@@ -159,10 +159,25 @@ Status convert_softmax_like(NodeView& node, const char* op) {
 Status convert_softmax(NodeView& n) { return convert_softmax_like(n, "Softmax"); }
 Status convert_log_softmax(NodeView& n) { return convert_softmax_like(n, "LogSoftmax"); }
 
-Status convert_layer_norm(NodeView& node) {
+// ONNX's Mean and InvStdDev (outputs 1, 2) keep x's rank, 1 from `axis` on; pock's LayerNorm
+// statistics are x.shape[:axis], so the ones the model reads are reshaped.
+Status bind_layer_norm_statistics(NodeView& node, const std::vector<TensorId>& outs, int64_t axis) {
+  const Shape& x = node.value(0).shape;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  const int64_t a = axis < 0 ? axis + rank : axis;  // the LayerNorm node has checked the range
+  Ints shape(x.begin(), x.begin() + a);
+  shape.resize(x.size(), 1);
   for (int i = 1; i <= 2; ++i) {
-    if (node.output_used(i)) return node.unsupported("output " + std::to_string(i) + " (mean / inverse std) is not supported");
+    if (!node.output_used(i)) continue;
+    if (outs.size() <= static_cast<size_t>(i)) return node.error("LayerNorm gave no statistic output " + std::to_string(i));
+    POCK_ASSIGN_OR_RETURN(auto stat, node.emit("Reshape", {outs[static_cast<size_t>(i)]}, Attrs{{"shape", shape}},
+                                               i == 1 ? "mean" : "inv_std_dev"));
+    POCK_RETURN_IF_ERROR(node.bind_output(i, stat[0]));
   }
+  return Status::ok();
+}
+
+Status convert_layer_norm(NodeView& node) {
   POCK_ASSIGN_OR_RETURN(int64_t axis, node.attrs().get_int("axis", -1));
   POCK_ASSIGN_OR_RETURN(double eps, node.attrs().get_float("epsilon", 1e-5));
   POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
@@ -177,6 +192,7 @@ Status convert_layer_norm(NodeView& node) {
   }
   while (in.back() == kNoTensor) in.pop_back();
   POCK_ASSIGN_OR_RETURN(auto y, node.emit("LayerNorm", in, Attrs{{"axis", axis}, {"eps", eps}}));
+  POCK_RETURN_IF_ERROR(bind_layer_norm_statistics(node, y, axis));
   return node.bind_output(0, y[0]);
 }
 
@@ -197,6 +213,24 @@ Status convert_reduce(NodeView& node, const char* op) {
 Status convert_reduce_mean(NodeView& n) { return convert_reduce(n, "ReduceMean"); }
 Status convert_reduce_sum(NodeView& n) { return convert_reduce(n, "ReduceSum"); }
 Status convert_reduce_max(NodeView& n) { return convert_reduce(n, "ReduceMax"); }
+Status convert_reduce_min(NodeView& n) { return convert_reduce(n, "ReduceMin"); }
+Status convert_reduce_prod(NodeView& n) { return convert_reduce(n, "ReduceProd"); }
+Status convert_reduce_sum_square(NodeView& n) { return convert_reduce(n, "ReduceSumSquare"); }
+Status convert_reduce_l1(NodeView& n) { return convert_reduce(n, "ReduceL1"); }
+Status convert_reduce_l2(NodeView& n) { return convert_reduce(n, "ReduceL2"); }
+Status convert_reduce_log_sum(NodeView& n) { return convert_reduce(n, "ReduceLogSum"); }
+Status convert_reduce_log_sum_exp(NodeView& n) { return convert_reduce(n, "ReduceLogSumExp"); }
+
+// ArgMax / ArgMin: i64 indices, as ONNX has them; the attributes carry over unchanged.
+Status convert_arg_extremum(NodeView& node, const char* op) {
+  POCK_ASSIGN_OR_RETURN(int64_t axis, node.attrs().get_int("axis", 0));
+  POCK_ASSIGN_OR_RETURN(int64_t keepdims, node.attrs().get_int("keepdims", 1));
+  POCK_ASSIGN_OR_RETURN(int64_t last, node.attrs().get_int("select_last_index", 0));
+  POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
+  return node.emit_final(op, {x}, Attrs{{"axis", axis}, {"keepdims", keepdims}, {"select_last_index", last}});
+}
+Status convert_arg_max(NodeView& n) { return convert_arg_extremum(n, "ArgMax"); }
+Status convert_arg_min(NodeView& n) { return convert_arg_extremum(n, "ArgMin"); }
 
 }  // namespace
 
@@ -213,6 +247,15 @@ void register_nn_converters(std::unordered_map<std::string, Converter>& t) {
   t["ReduceMean"] = convert_reduce_mean;
   t["ReduceSum"] = convert_reduce_sum;
   t["ReduceMax"] = convert_reduce_max;
+  t["ReduceMin"] = convert_reduce_min;
+  t["ReduceProd"] = convert_reduce_prod;
+  t["ReduceSumSquare"] = convert_reduce_sum_square;
+  t["ReduceL1"] = convert_reduce_l1;
+  t["ReduceL2"] = convert_reduce_l2;
+  t["ReduceLogSum"] = convert_reduce_log_sum;
+  t["ReduceLogSumExp"] = convert_reduce_log_sum_exp;
+  t["ArgMax"] = convert_arg_max;
+  t["ArgMin"] = convert_arg_min;
 }
 
 }  // namespace pock::onnx_import

@@ -251,6 +251,23 @@ Status convert_pad(NodeView& node) {
   return node.emit_final("Pad", {x}, Attrs{{"pads", pads}, {"value", value}});
 }
 
+// Trilu of a run-time tensor (a constant one is folded). A constant k becomes the attribute; a
+// run-time one stays an input.
+Status convert_trilu(NodeView& node) {
+  POCK_ASSIGN_OR_RETURN(int64_t upper, node.attrs().get_int("upper", 1));
+  POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
+  Attrs attrs{{"upper", upper}};
+  if (!node.has_input(1)) return node.emit_final("Trilu", {x}, attrs);
+  if (node.input_is_constant(1)) {
+    POCK_ASSIGN_OR_RETURN(Ints ks, node.const_ints(1, "k"));
+    if (ks.size() != 1) return node.input_error(1, "(k) must be a scalar, got " + std::to_string(ks.size()) + " values");
+    attrs.set("k", ks[0]);
+    return node.emit_final("Trilu", {x}, attrs);
+  }
+  POCK_ASSIGN_OR_RETURN(TensorId k, node.input(1));
+  return node.emit_final("Trilu", {x, k}, attrs);
+}
+
 }  // namespace
 
 void register_shape_converters(std::unordered_map<std::string, Converter>& t) {
@@ -268,6 +285,7 @@ void register_shape_converters(std::unordered_map<std::string, Converter>& t) {
   t["Gather"] = convert_gather;
   t["Where"] = convert_where;
   t["Pad"] = convert_pad;
+  t["Trilu"] = convert_trilu;
 }
 
 }  // namespace pock::onnx_import

@@ -161,11 +161,13 @@ Status fold_mod(NodeView& node, const Inputs& in, Outputs* out, bool* folded) {
   for (int64_t v : in[1]->i) {
     if (v == 0) return node.error("integer modulo by zero in a constant expression");
   }
-  // fmod = 0: the sign follows the divisor (Python's %), which is what exporters rely on.
-  return binary(node, in, out, folded, Kind::kArith, [](auto x, auto y) {
+  POCK_ASSIGN_OR_RETURN(int64_t fmod, node.attrs().get_int("fmod", 0));
+  // fmod = 0: the sign follows the divisor (Python's %), which is what exporters rely on; fmod = 1:
+  // C's truncated remainder. x % -1 is 0 either way (INT_MIN % -1 would overflow).
+  return binary(node, in, out, folded, Kind::kArith, [fmod](auto x, auto y) {
     if constexpr (std::is_integral_v<decltype(x)>) {
-      auto r = x % y;
-      return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+      const auto r = y == -1 ? decltype(x){0} : x % y;
+      return (!fmod && r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
     } else {
       return x;  // unreachable: float inputs return above
     }

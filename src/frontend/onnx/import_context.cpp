@@ -19,6 +19,7 @@ const Converter* find_converter(const std::string& op) {
     register_math_converters(t);
     register_nn_converters(t);
     register_shape_converters(t);
+    register_loss_converters(t);
     return t;
   }();
   auto it = table.find(op);

@@ -52,7 +52,8 @@ Status identity(InferContext& ctx) { return schema::same_as_first(ctx); }
 
 void register_elementwise_schemas(SchemaRegistry& r) {
   using schema::add;
-  static const char* const kBinary[] = {"Add", "Sub", "Mul", "Div", "Pow", "Maximum", "Minimum"};
+  // Mod is ONNX's Mod with fmod = 0 (floored, the sign of the divisor), Fmod with fmod = 1 (C's fmod).
+  static const char* const kBinary[] = {"Add", "Sub", "Mul", "Div", "Pow", "Maximum", "Minimum", "Mod", "Fmod"};
   static const char* const kUnary[] = {"Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Abs", "Reciprocal", "Square", "Relu",
                                        "Sigmoid", "Tanh", "Silu", "HardSwish", "HardSigmoid"};
   for (const char* op : kBinary) add(r, op, 2, 2, 1, 1, binary_float, "numpy-broadcast binary arithmetic");

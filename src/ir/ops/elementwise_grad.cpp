@@ -87,13 +87,16 @@ Status reduce_sum_grad(InferContext& ctx) {
   return Status::ok();
 }
 
-Status reduce_max_grad(InferContext& ctx) {
+// (dy, x[, m]): dy, and m when present, have x's shape reduced by the forward's axes/keepdims.
+Status reduce_input_grad(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
   POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
   POCK_ASSIGN_OR_RETURN(Shape reduced, reduced_shape(ctx, ctx.in(1).shape));
-  if (reduced != ctx.in(0).shape || reduced != ctx.in(2).shape) {
-    return ctx.shape_error("gradient " + shape_str(ctx.in(0).shape) + " and maximum " + shape_str(ctx.in(2).shape) +
-                           " must have the reduced shape " + shape_str(reduced));
+  if (reduced != ctx.in(0).shape) {
+    return ctx.shape_error("gradient " + shape_str(ctx.in(0).shape) + " must have the reduced shape " + shape_str(reduced));
+  }
+  if (ctx.has_in(2) && reduced != ctx.in(2).shape) {
+    return ctx.shape_error("extremum " + shape_str(ctx.in(2).shape) + " must have the reduced shape " + shape_str(reduced));
   }
   ctx.outputs = {ctx.in(1)};
   return Status::ok();
@@ -152,7 +155,9 @@ void register_elementwise_grad_schemas(SchemaRegistry& r) {
   add(r, "SumToShape", 1, 1, 1, 1, sum_to_shape, "sums a broadcast gradient back to attribute 'shape'");
   add(r, "ReduceSumGrad", 1, 1, 1, 1, reduce_sum_grad,
       "broadcasts a reduced gradient back to 'shape' (axes, keepdims as the forward reduce), times 'scale'");
-  add(r, "ReduceMaxGrad", 3, 3, 1, 1, reduce_max_grad, "(dy, x, max): dy to the maxima of x, split evenly among ties");
+  add(r, "ReduceMaxGrad", 3, 3, 1, 1, reduce_input_grad,
+      "(dy, x, m): dy to the elements of x equal to m (the max, or the min), split evenly among ties");
+  add(r, "ReduceProdGrad", 2, 2, 1, 1, reduce_input_grad, "(dy, x): dy times the product of the group's other elements");
   // dx = dy * f'(x), at the same kinks as PyTorch.
   for (const char* op : {"ReluGrad", "Relu6Grad", "LeakyReluGrad", "ClipGrad", "GeluGrad", "SiluGrad",
                          "HardSwishGrad", "HardSigmoidGrad", "AbsGrad"}) {

@@ -282,6 +282,19 @@ Status pad(InferContext& ctx) {
   return set_output(ctx, std::move(out));
 }
 
+// Trilu keeps x's shape; the last two dims are the matrices it masks.
+Status trilu(InferContext& ctx) {
+  const Shape& x = ctx.in(0).shape;
+  if (x.size() < 2) return ctx.shape_error("x must have rank >= 2 (matrices in its last two dims), got " + shape_str(x));
+  const int64_t upper = ctx.attrs->get_int("upper", 1);
+  if (upper != 0 && upper != 1) return ctx.error("upper must be 0 or 1, got " + std::to_string(upper));
+  if (ctx.has_in(1) && (ctx.in(1).dtype != DType::kI64 || numel(ctx.in(1).shape) != 1)) {
+    return ctx.error(std::string("k must be an i64 scalar, got ") + dtype_name(ctx.in(1).dtype) + " " + shape_str(ctx.in(1).shape));
+  }
+  ctx.outputs = {ctx.in(0)};
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_shape_schemas(SchemaRegistry& r) {
@@ -300,6 +313,9 @@ void register_shape_schemas(SchemaRegistry& r) {
   // runtime runs it through the owning backend's copy(), or as a plain copy when both sides are host.
   add(r, "Copy", 1, 1, 1, 1, schema::same_as_first, "the same bytes in another memory space");
   add(r, "Pad", 1, 1, 1, 1, pad, "constant pad: pads = all begins then all ends (negative crops), value=0");
+  add(r, "Trilu", 1, 2, 1, 1, trilu,
+      "(x, k i64 scalar?) upper=1: keeps x[..., i, j] with j - i >= k, else j - i <= k; k from the input, else the "
+      "attribute (0); the rest becomes 0");
 }
 
 }  // namespace pock

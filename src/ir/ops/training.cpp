@@ -53,6 +53,49 @@ Status cross_entropy_grad(InferContext& ctx) {
   return Status::ok();
 }
 
+// log_prob [N, C, d1...] f32, labels [N, d1...] i64, weight [C] f32 (optional): ONNX's layout,
+// the class axis second.
+Status check_nll_inputs(const InferContext& ctx, size_t log_prob) {
+  POCK_RETURN_IF_ERROR(require_f32(ctx, log_prob, "log_prob"));
+  const Shape& x = ctx.in(log_prob).shape;
+  if (x.size() < 2) return ctx.shape_error("log_prob must be [N, C, d1, ...], got " + shape_str(x));
+  if (ctx.in(log_prob + 1).dtype != DType::kI64) {
+    return ctx.error(std::string("labels must be i64, got ") + dtype_name(ctx.in(log_prob + 1).dtype));
+  }
+  Shape labels = x;
+  labels.erase(labels.begin() + 1);
+  POCK_RETURN_IF_ERROR(require_shape(ctx, log_prob + 1, labels, "labels"));
+  if (ctx.has_in(log_prob + 2)) {
+    POCK_RETURN_IF_ERROR(require_f32(ctx, log_prob + 2, "weight"));
+    POCK_RETURN_IF_ERROR(require_shape(ctx, log_prob + 2, Shape{x[1]}, "weight"));
+  }
+  const std::string_view reduction = ctx.attrs->get_string("reduction", "mean");
+  if (reduction != "none" && reduction != "sum" && reduction != "mean") {
+    return ctx.error("reduction must be none, sum or mean, got '" + std::string(reduction) + "'");
+  }
+  return Status::ok();
+}
+
+// The loss: per label with reduction "none", else a scalar.
+TensorType nll_loss_type(const InferContext& ctx, size_t log_prob) {
+  if (ctx.attrs->get_string("reduction", "mean") != "none") return TensorType{DType::kF32, {}};
+  return ctx.in(log_prob + 1);
+}
+
+Status nll_loss(InferContext& ctx) {
+  POCK_RETURN_IF_ERROR(check_nll_inputs(ctx, 0));
+  ctx.outputs = {TensorType{DType::kF32, nll_loss_type(ctx, 0).shape}};
+  return Status::ok();
+}
+
+Status nll_loss_grad(InferContext& ctx) {
+  POCK_RETURN_IF_ERROR(check_nll_inputs(ctx, 1));
+  POCK_RETURN_IF_ERROR(require_f32(ctx, 0, "loss gradient"));
+  POCK_RETURN_IF_ERROR(require_shape(ctx, 0, nll_loss_type(ctx, 1).shape, "loss gradient"));
+  ctx.outputs = {ctx.in(1)};
+  return Status::ok();
+}
+
 Status mse(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(require_f32(ctx, 0, "prediction"));
   POCK_RETURN_IF_ERROR(require_f32(ctx, 1, "target"));
@@ -160,6 +203,10 @@ void register_training_schemas(SchemaRegistry& r) {
   // the largest of the step (batch x sequence x vocabulary: 100 MB for SmolLM2 at 4 x 128).
   r.set_inplace("SoftmaxCrossEntropyGrad", 1);
   add(r, "MseLoss", 2, 2, 1, 1, mse, "(prediction, target) -> mean squared error");
+  add(r, "NllLoss", 2, 3, 1, 1, nll_loss,
+      "(log_prob [N, C, d...], labels i64 [N, d...], weight [C]?) -> ONNX NegativeLogLikelihoodLoss; reduction "
+      "none/sum/mean (mean divides by the weight of the labels counted), ignore_index");
+  add(r, "NllLossGrad", 3, 4, 1, 1, nll_loss_grad, "(dloss, log_prob, labels, weight?) -> dlog_prob");
   add(r, "MseLossGrad", 3, 3, 1, 1, mse_grad, "(dloss, prediction, target) -> dprediction");
   add(r, "AccumulateGrad", 2, 2, 0, 0, accumulate_grad, "accumulator += gradient (in place)", {0});
   add(r, "GlobalNormClipScale", 1, kMany, 1, 1, clip_scale,

@@ -124,6 +124,15 @@ Status pad(GradContext& ctx) {
   return ctx.status();
 }
 
+// Trilu is a fixed mask: the gradient is the same mask of dy.
+Status trilu(GradContext& ctx) {
+  if (ctx.dy(0) == kNoTensor || !ctx.needs(0)) return Status::ok();
+  std::vector<TensorId> in{ctx.dy(0)};
+  if (ctx.node().inputs.size() > 1 && ctx.x(1) != kNoTensor) in.push_back(ctx.x(1));  // the same k
+  ctx.set_dx(0, ctx.emit1("Trilu", in, ctx.attrs()));
+  return ctx.status();
+}
+
 }  // namespace
 
 void register_shape_gradients(GradRegistry& r) {
@@ -134,6 +143,7 @@ void register_shape_gradients(GradRegistry& r) {
   r.add("Slice", slice);
   r.add("Expand", expand);
   r.add("Pad", pad);
+  r.add("Trilu", trilu);
 }
 
 }  // namespace pock
