@@ -171,6 +171,9 @@ def main():
         print(f"skipped: {sys.executable} cannot import onnx ({e}); Debian: apt install python3-onnx")
         return 77
 
+    if not os.access(args.runner, os.X_OK):
+        print(f"no runner at {args.runner}: build the target run_onnx_node_test")
+        return 1
     start = time.monotonic()
     node_dir, count, cached = generate_node_tests.ensure_cases(args.cases)
     names = sorted(n for n in os.listdir(node_dir) if re.search(args.filter, n))
