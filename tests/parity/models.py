@@ -283,12 +283,12 @@ def families():
     # under frozen scales (every bias of MobileNetV2, ResNet's layer1), which the compiler folds
     # into the convolution before autodiff (lowering/fold_frozen_scale.hpp).
     mb = MobileNetV2Mini()
-    out.append(image_family("mobilenetv2", mb, opsets=(13, 17),
+    out.append(image_family("mobilenetv2", mb, opsets=(9, 11, 13, 17),
                             sparse_rules=[{"bias_only": True}, {"match": "classifier.*"}, {"match": "features.3.*"}],
                             sparse_params={n for n, _ in mb.named_parameters()
                                            if n.startswith(("classifier.", "features.3.")) or n.endswith(".bias")}))
     rn = ResNet18Mini()
-    out.append(image_family("resnet18", rn,
+    out.append(image_family("resnet18", rn, opsets=(7, 17),
                             sparse_rules=[{"match": "fc.*"}, {"match": "layer2.*"}, {"match": "layer1.*.bias"}],
                             sparse_params={n for n, _ in rn.named_parameters()
                                            if n.startswith(("fc.", "layer2.")) or
@@ -296,7 +296,7 @@ def families():
     ef = EfficientNetLite0Mini()
     # Batches with seed 1000 put one ReLU6 input within 1e-6 of its kink at step 10 (see
     # run_parity.py's kink report); that branch is float noise, so this family uses other batches.
-    out.append(image_family("efficientnet_lite0", ef, seed=1100,
+    out.append(image_family("efficientnet_lite0", ef, seed=1100, opsets=(10, 17),
                             sparse_rules=[{"match": "fc.*"}, {"match": "head.*"}],
                             sparse_params={n for n, _ in ef.named_parameters()
                                            if n.startswith("fc.") or n.startswith("head.")}))
@@ -312,7 +312,7 @@ def families():
     # Sparse BP for BERT (paper): the QKV projections and the first FFN linear, plus the head.
     bert_sparse = [{"match": "layers.*.query.*"}, {"match": "layers.*.key.*"}, {"match": "layers.*.value.*"},
                    {"match": "layers.*.intermediate.*"}, {"match": "classifier.*"}]
-    out.append(Family("bert", bert, bert_batch(-1)[0], bert_batch, [13, 17], bert_sparse,
+    out.append(Family("bert", bert, bert_batch(-1)[0], bert_batch, [11, 13, 17], bert_sparse,
                       {n for n, _ in bert.named_parameters()
                        if any(k in n for k in (".query.", ".key.", ".value.", ".intermediate.")) or n.startswith("classifier.")},
                       lr_sgd=0.05))

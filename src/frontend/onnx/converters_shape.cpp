@@ -60,8 +60,11 @@ Status convert_reshape(NodeView& node) {
 
 Status convert_flatten(NodeView& node) {
   POCK_ASSIGN_OR_RETURN(int64_t axis, node.attrs().get_int("axis", 1));
-  if (axis < 0) axis += static_cast<int64_t>(node.value(0).shape.size());
+  const Shape& in = node.value(0).shape;
+  if (axis < 0) axis += static_cast<int64_t>(in.size());
   POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
+  // A 2-D x flattened at 1 is unchanged (the Softmax of opsets before 13 is imported through one).
+  if (in.size() == 2 && axis == 1) return node.bind_output(0, x);
   return node.emit_final("Flatten", {x}, Attrs{{"axis", axis}});
 }
 

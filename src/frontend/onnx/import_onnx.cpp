@@ -9,16 +9,16 @@
 
 #include "frontend/onnx/import_context.hpp"
 #include "frontend/onnx/node_schemas.hpp"
+#include "frontend/onnx/opset_adapters.hpp"
 #include "pock/compiler/onnx.hpp"
 
 namespace pock {
 namespace {
 
 using onnx_import::ImportContext;
+using onnx_import::kMaxOpset;
+using onnx_import::kMinOpset;
 using onnx_import::Value;
-
-constexpr int64_t kMinOpset = 13;
-constexpr int64_t kMaxOpset = 18;
 
 // The default-domain opset the model declares (checked by check_opsets first).
 int64_t default_opset(const onnx::ModelProto& model) {
@@ -37,7 +37,7 @@ Status check_opsets(const onnx::ModelProto& model) {
         return Status(Code::kUnsupportedOp, "the model uses ONNX opset " + std::to_string(o.version()) +
                                                 "; pock imports opsets " + std::to_string(kMinOpset) + " to " +
                                                 std::to_string(kMaxOpset) +
-                                                " (re-export with opset_version=17, or convert with "
+                                                " (re-export at one of them, or convert with "
                                                 "onnx.version_converter)");
       }
     }
@@ -243,11 +243,13 @@ Graph compact(const Graph& g) {
 Result<Graph> import_model(const onnx::ModelProto& model, const OnnxImportOptions& options, const std::string& base_dir) {
   POCK_RETURN_IF_ERROR(check_opsets(model));
   if (!model.has_graph()) return Status(Code::kInvalidArgument, "the file holds no graph");
-  POCK_RETURN_IF_ERROR(onnx_import::check_node_schemas(model.graph(), default_opset(model)));
-  ImportContext ctx(model.graph(), options, base_dir);
+  const int64_t opset = default_opset(model);
+  POCK_RETURN_IF_ERROR(onnx_import::check_node_schemas(model.graph(), opset));
+  POCK_ASSIGN_OR_RETURN(const onnx::GraphProto graph, onnx_import::adapt_to_canonical(model.graph(), opset));
+  ImportContext ctx(graph, options, base_dir);
   POCK_RETURN_IF_ERROR(declare_initializers(ctx));
   POCK_RETURN_IF_ERROR(declare_inputs(ctx));
-  for (int i = 0; i < model.graph().node_size(); ++i) POCK_RETURN_IF_ERROR(ctx.process(i));
+  for (int i = 0; i < graph.node_size(); ++i) POCK_RETURN_IF_ERROR(ctx.process(i));
   POCK_RETURN_IF_ERROR(mark_outputs(ctx));
   return compact(ctx.graph);
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 namespace pock::onnx_import {
 namespace {
@@ -121,7 +122,13 @@ Result<DType> dtype_from_onnx(int32_t elem_type) {
 }
 
 const char* onnx_type_name(int32_t elem_type) {
-  if (!TP::DataType_IsValid(elem_type)) return "(invalid)";
+  // Types added after the libonnx this links (1.12 stops at BFLOAT16 = 16), in ONNX's numbering.
+  static const char* const kNewer[] = {"FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ",
+                                       "UINT4",        "INT4",           "FLOAT4E2M1", "FLOAT8E8M0"};
+  if (!TP::DataType_IsValid(elem_type)) {
+    const int32_t k = elem_type - 17;
+    return k >= 0 && k < static_cast<int32_t>(std::size(kNewer)) ? kNewer[k] : "(invalid)";
+  }
   static thread_local std::string name;
   name = TP::DataType_Name(static_cast<TP::DataType>(elem_type));
   return name.c_str();
