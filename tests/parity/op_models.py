@@ -1,0 +1,50 @@
+"""Small image models, one per group of ONNX ops that issue 17 added (activations, instance
+normalization, reflect/edge padding, tiling), for tests/parity/run_op_parity.py. Each puts its
+ops between convolutions, so that their gradients flow into trained weights on both sides."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import models
+
+CLASSES = 10
+
+
+class Probe(nn.Module):
+    """conv -> body (the ops under test, on [B, 6, 8, 8]) -> conv -> global average -> fc."""
+
+    def __init__(self, body):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 6, 3, padding=1)
+        self.body = body
+        self.head = nn.Conv2d(6, 8, 3, padding=1)
+        self.fc = nn.Linear(8, CLASSES)
+
+    def forward(self, x):
+        x = self.head(self.body(self.stem(x)))
+        return self.fc(x.mean(dim=(2, 3)))
+
+
+def probe_family(name, body, seed):
+    torch.manual_seed(seed)
+    model = Probe(body)
+    # Sparse scheme: the head and classifier train, the stem and the body stay frozen, so that the
+    # body's ops are differentiated for their input only.
+    fam = models.image_family(name, model, hw=8, seed=seed,
+                              sparse_rules=[{"match": "head.*"}, {"match": "fc.*"}],
+                              sparse_params={n for n, _ in model.named_parameters() if n.startswith(("head.", "fc."))})
+    return fam
+
+
+def families():
+    return [
+        probe_family("elu_selu_celu", nn.Sequential(nn.ELU(0.7), nn.Conv2d(6, 6, 1), nn.SELU(),
+                                                    nn.Conv2d(6, 6, 1), nn.CELU(1.5)), 2000),
+        # PyTorch writes Mish as Softplus -> Tanh -> Mul.
+        probe_family("softplus_mish", nn.Sequential(nn.Softplus(), nn.Conv2d(6, 6, 1), nn.Mish()), 2100),
+        # One slope per channel, exported as [C] unsqueezed to [C, 1, 1]; both slopes train. (A
+        # single shared slope is a one-element initializer, which the importer keeps constant.)
+        probe_family("prelu", nn.Sequential(nn.PReLU(6, init=0.1), nn.Conv2d(6, 6, 1), nn.PReLU(6, init=-0.3)), 2200),
+        probe_family("instance_norm", nn.Sequential(nn.InstanceNorm2d(6, affine=True), nn.ReLU(), nn.Conv2d(6, 6, 1),
+                                                    nn.InstanceNorm2d(6, affine=True, eps=1e-3)), 2300),
+    ]
