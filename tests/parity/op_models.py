@@ -25,6 +25,24 @@ class Probe(nn.Module):
         return self.fc(x.mean(dim=(2, 3)))
 
 
+class Padded(nn.Module):
+    """F.pad in a border mode (PyTorch's reflect and replicate export as ONNX reflect and edge)."""
+
+    def __init__(self, mode):
+        super().__init__()
+        self.mode = mode
+
+    def forward(self, x):
+        return F.pad(x, (1, 2, 2, 1), mode=self.mode)
+
+
+class Tiled(nn.Module):
+    """x.repeat on a run-time tensor: exported as ONNX Tile with constant repeats."""
+
+    def forward(self, x):
+        return x.repeat(1, 1, 2, 3)
+
+
 def probe_family(name, body, seed):
     torch.manual_seed(seed)
     model = Probe(body)
@@ -45,6 +63,12 @@ def families():
         # One slope per channel, exported as [C] unsqueezed to [C, 1, 1]; both slopes train. (A
         # single shared slope is a one-element initializer, which the importer keeps constant.)
         probe_family("prelu", nn.Sequential(nn.PReLU(6, init=0.1), nn.Conv2d(6, 6, 1), nn.PReLU(6, init=-0.3)), 2200),
+        # The Tanh keeps the head's input from summing to zero over each plane (an instance-normalized
+        # plane does): the head's centre taps would get a gradient of pure rounding noise, which AdamW
+        # turns into full-size steps.
         probe_family("instance_norm", nn.Sequential(nn.InstanceNorm2d(6, affine=True), nn.ReLU(), nn.Conv2d(6, 6, 1),
-                                                    nn.InstanceNorm2d(6, affine=True, eps=1e-3)), 2300),
+                                                    nn.InstanceNorm2d(6, affine=True, eps=1e-3), nn.Tanh()), 2300),
+        probe_family("pad_reflect_edge", nn.Sequential(Padded("reflect"), nn.Conv2d(6, 6, 3), nn.Tanh(),
+                                                       Padded("replicate")), 2400),
+        probe_family("tile", nn.Sequential(nn.Conv2d(6, 6, 1), Tiled(), nn.Conv2d(6, 6, 3, padding=1)), 2500),
     ]

@@ -19,6 +19,9 @@ const Converter* find_converter(const std::string& op) {
     register_math_converters(t);
     register_nn_converters(t);
     register_shape_converters(t);
+    register_activation_converters(t);
+    register_instance_norm_converters(t);
+    register_tile_converters(t);
     return t;
   }();
   auto it = table.find(op);

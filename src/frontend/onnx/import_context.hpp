@@ -139,6 +139,9 @@ const Pattern* find_pattern(const std::string& op);
 void register_math_converters(std::unordered_map<std::string, Converter>& table);
 void register_nn_converters(std::unordered_map<std::string, Converter>& table);
 void register_shape_converters(std::unordered_map<std::string, Converter>& table);
+void register_activation_converters(std::unordered_map<std::string, Converter>& table);
+void register_instance_norm_converters(std::unordered_map<std::string, Converter>& table);
+void register_tile_converters(std::unordered_map<std::string, Converter>& table);
 void register_folders(std::unordered_map<std::string, Folder>& table);
 void register_patterns(std::unordered_map<std::string, Pattern>& table);
 
