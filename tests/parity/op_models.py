@@ -1,5 +1,5 @@
-"""Small image models, one per group of ONNX ops that issue 17 added (activations, instance
-normalization, reflect/edge padding, tiling), for tests/parity/run_op_parity.py. Each puts its
+"""Small models, one per group of ONNX ops that issue 17 added (activations, instance
+normalization, reflect/edge padding, tiling, 1-D pooling), for tests/parity/run_op_parity.py. Each puts its
 ops between convolutions, so that their gradients flow into trained weights on both sides."""
 import torch
 import torch.nn as nn
@@ -54,6 +54,34 @@ def probe_family(name, body, seed):
     return fam
 
 
+class Pool1dNet(nn.Module):
+    """1-D convolutions and pooling on [B, 3, 16] (pock runs both as 2-D with H = 1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv1d(3, 6, 3)
+        self.pool1 = nn.MaxPool1d(2)
+        self.conv2 = nn.Conv1d(6, 8, 3, padding=1)
+        self.pool2 = nn.AvgPool1d(3, stride=2, padding=1)
+        self.fc = nn.Linear(8, CLASSES)
+
+    def forward(self, x):
+        x = self.pool2(self.conv2(torch.tanh(self.pool1(self.conv1(x)))))
+        return self.fc(x.mean(dim=2))
+
+
+def pool1d_family(seed):
+    torch.manual_seed(seed)
+    model = Pool1dNet()
+
+    def make_batch(step):
+        g = torch.Generator().manual_seed(seed + step)
+        return {"input": torch.randn(models.BATCH, 3, 16, generator=g)}, torch.randint(0, CLASSES, (models.BATCH,), generator=g)
+    inputs, _ = make_batch(-1)
+    return models.Family("pool1d", model, inputs, make_batch, [17], [{"match": "conv2.*"}, {"match": "fc.*"}],
+                         {n for n, _ in model.named_parameters() if n.startswith(("conv2.", "fc."))})
+
+
 def families():
     return [
         probe_family("elu_selu_celu", nn.Sequential(nn.ELU(0.7), nn.Conv2d(6, 6, 1), nn.SELU(),
@@ -71,4 +99,5 @@ def families():
         probe_family("pad_reflect_edge", nn.Sequential(Padded("reflect"), nn.Conv2d(6, 6, 3), nn.Tanh(),
                                                        Padded("replicate")), 2400),
         probe_family("tile", nn.Sequential(nn.Conv2d(6, 6, 1), Tiled(), nn.Conv2d(6, 6, 3, padding=1)), 2500),
+        pool1d_family(2600),
     ]

@@ -113,9 +113,37 @@ Status convert_batch_norm(NodeView& node) {
                                {"momentum", momentum}});
 }
 
+// MaxPool / AveragePool over [N, C, L] run as 2-D pooling on [N, C, 1, L], as Conv 1-D does.
+Status convert_pool1d(NodeView& node, const char* op) {
+  const NodeAttrs& at = node.attrs();
+  POCK_ASSIGN_OR_RETURN(Ints kernel, at.get_ints("kernel_shape", {}));
+  POCK_ASSIGN_OR_RETURN(Ints strides, at.get_ints("strides", {1}));
+  POCK_ASSIGN_OR_RETURN(Ints dilations, at.get_ints("dilations", {1}));
+  POCK_ASSIGN_OR_RETURN(Ints pads, at.get_ints("pads", {0, 0}));
+  POCK_ASSIGN_OR_RETURN(std::string auto_pad, at.get_string("auto_pad", "NOTSET"));
+  if (auto_pad != "NOTSET" || kernel.size() != 1 || strides.size() != 1 || dilations.size() != 1 || pads.size() != 2) {
+    return node.unsupported("1-D pooling with auto_pad or malformed window attributes");
+  }
+  if (dilations[0] != 1) return node.unsupported("dilated pooling is not supported");
+  if (node.output_used(1)) return node.unsupported("output 1 (argmax indices) is not supported");
+  POCK_ASSIGN_OR_RETURN(int64_t ceil_mode, at.get_int("ceil_mode", 0));
+  Attrs attrs{{"kernel", Ints{1, kernel[0]}}, {"strides", Ints{1, strides[0]}}, {"pads", Ints{0, pads[0], 0, pads[1]}},
+              {"ceil_mode", ceil_mode}};
+  if (std::string(op) == "AvgPool2d") {
+    POCK_ASSIGN_OR_RETURN(int64_t include, at.get_int("count_include_pad", 0));
+    attrs.set("count_include_pad", include);
+  }
+  POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
+  const Attrs at_h{{"axes", Ints{2}}};
+  POCK_ASSIGN_OR_RETURN(auto x4, node.emit("Unsqueeze", {x}, at_h, "x_2d"));
+  POCK_ASSIGN_OR_RETURN(auto y, node.emit(op, {x4[0]}, attrs, "pool2d"));
+  return node.emit_final("Squeeze", {y[0]}, at_h);
+}
+
 Status convert_pool(NodeView& node, const char* op) {
   const Shape& x = node.value(0).shape;
-  if (x.size() != 4) return node.unsupported("only 2-D pooling is supported, input is " + shape_str(x));
+  if (x.size() == 3) return convert_pool1d(node, op);
+  if (x.size() != 4) return node.unsupported("only 1-D and 2-D pooling are supported, input is " + shape_str(x));
   if (node.output_used(1)) return node.unsupported("output 1 (argmax indices) is not supported");
   POCK_ASSIGN_OR_RETURN(Ints kernel, pair_attr(node, "kernel_shape", {}));
   POCK_ASSIGN_OR_RETURN(Ints strides, pair_attr(node, "strides", {1, 1}));  // ONNX default: 1, not the kernel
