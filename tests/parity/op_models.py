@@ -1,5 +1,5 @@
 """Small models, one per group of ONNX ops that issue 17 added (activations, instance
-normalization, reflect/edge padding, tiling, 1-D pooling), for tests/parity/run_op_parity.py. Each puts its
+normalization, reflect/edge padding, tiling, 1-D pooling, transposed convolution), for tests/parity/run_op_parity.py. Each puts its
 ops between convolutions, so that their gradients flow into trained weights on both sides."""
 import torch
 import torch.nn as nn
@@ -100,4 +100,8 @@ def families():
                                                        Padded("replicate")), 2400),
         probe_family("tile", nn.Sequential(nn.Conv2d(6, 6, 1), Tiled(), nn.Conv2d(6, 6, 3, padding=1)), 2500),
         pool1d_family(2600),
+        # 2x upsampling as decoders write it, then a grouped one with the padding wider than the stride.
+        probe_family("conv_transpose", nn.Sequential(nn.ConvTranspose2d(6, 6, 3, stride=2, padding=1, output_padding=1),
+                                                     nn.Tanh(), nn.ConvTranspose2d(6, 6, 2, stride=1, padding=1, groups=2)),
+                     2700),
     ]

@@ -22,6 +22,7 @@ const Converter* find_converter(const std::string& op) {
     register_activation_converters(t);
     register_instance_norm_converters(t);
     register_tile_converters(t);
+    register_conv_transpose_converters(t);
     return t;
   }();
   auto it = table.find(op);
