@@ -21,6 +21,7 @@ bool activation_grad_accepts(const pock_op_desc& op) {
 Status run_activation_grad(const KernelCall& c, const params::ActivationParams& a, ActivationGradLoop loop) {
   ActivationGradParams p;
   p.alpha = static_cast<float>(a.alpha);
+  p.gamma = static_cast<float>(a.gamma);
   p.lo = static_cast<float>(a.lo);
   p.hi = static_cast<float>(a.hi);
   const float* dy = c.in_data<float>(0);

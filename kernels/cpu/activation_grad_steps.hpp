@@ -12,7 +12,8 @@
 namespace pock::cpu {
 
 struct ActivationGradParams {
-  float alpha = 0.01f;                  // LeakyReluGrad
+  float alpha = 0.01f;                  // LeakyReluGrad, EluGrad, SeluGrad, CeluGrad, ThresholdedReluGrad
+  float gamma = 1.0f;                   // SeluGrad
   float lo = -INFINITY, hi = INFINITY;  // ClipGrad
 };
 

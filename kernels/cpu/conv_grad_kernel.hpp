@@ -90,4 +90,9 @@ std::unique_ptr<ConvKernel> make_gemm_conv_grad_weight(const pock_op_desc& op, c
 // Whether the gemm way is compiled in (it needs OpenBLAS).
 bool gemm_conv_grad_available();
 
+// The cpu kernel of Conv2dGradInput (dy, w) -> dx, registered under `op`: layer_grad_conv/
+// conv_grad.cpp's, and conv/conv_transpose2d.cpp's ConvTranspose2d (x, w) -> y, the same
+// transposed convolution.
+KernelDef conv_grad_input_def(const char* op);
+
 }  // namespace pock::cpu

@@ -22,7 +22,7 @@ constexpr size_t kMinParallelElements = size_t{1} << 15;
 
 // ---- binary ---------------------------------------------------------------------------------
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPRelu };
 
 template <typename F>
 POCK_SIMD_INLINE void apply_binary(BinaryOp op, F&& loop) {
@@ -31,6 +31,7 @@ POCK_SIMD_INLINE void apply_binary(BinaryOp op, F&& loop) {
     case BinaryOp::kSub: loop([](float a, float b) { return a - b; }); break;
     case BinaryOp::kMul: loop([](float a, float b) { return a * b; }); break;
     case BinaryOp::kDiv: loop([](float a, float b) { return a / b; }); break;
+    case BinaryOp::kPRelu: loop([](float x, float slope) { return x > 0.0f ? x : x * slope; }); break;
   }
 }
 
@@ -158,9 +159,25 @@ Status binary_kernel(const KernelCall& c) {
 
 // ---- unary ----------------------------------------------------------------------------------
 
-enum class UnaryOp { kRelu, kRelu6, kHardSwish, kSigmoid, kSilu, kGeluErf, kGeluTanh };
+enum class UnaryOp {
+  kRelu,
+  kRelu6,
+  kHardSwish,
+  kSigmoid,
+  kSilu,
+  kGeluErf,
+  kGeluTanh,
+  kElu,
+  kSelu,
+  kCelu,
+  kSoftplus,
+  kSoftsign,
+  kThresholdedRelu,
+  kMish,
+};
 
-POCK_SIMD_CLONES void unary_loop(UnaryOp op, const float* x, float* y, int64_t n) {
+// alpha, gamma: the ONNX attributes of the ops that have them (params::ActivationParams).
+POCK_SIMD_CLONES void unary_loop(UnaryOp op, const float* x, float* y, int64_t n, float alpha, float gamma) {
   auto loop = [&](auto f) {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
@@ -181,6 +198,17 @@ POCK_SIMD_CLONES void unary_loop(UnaryOp op, const float* x, float* y, int64_t n
       // 0.5 v (1 + tanh(z)) = v * sigmoid(2z): no cancellation where tanh(z) is near -1.
       loop([](float v) { return v * simd::sigmoid(1.5957691216057308f * (v + 0.044715f * v * v * v)); });
       break;
+    case UnaryOp::kElu: loop([alpha](float v) { return v > 0.0f ? v : alpha * (simd::exp(v) - 1.0f); }); break;
+    case UnaryOp::kSelu:
+      loop([alpha, gamma](float v) { return gamma * (v > 0.0f ? v : alpha * (simd::exp(v) - 1.0f)); });
+      break;
+    case UnaryOp::kCelu:
+      loop([alpha](float v) { return v > 0.0f ? v : alpha * (simd::exp(v / alpha) - 1.0f); });
+      break;
+    case UnaryOp::kSoftplus: loop([](float v) { return simd::softplus(v); }); break;
+    case UnaryOp::kSoftsign: loop([](float v) { return v / (1.0f + (v < 0.0f ? -v : v)); }); break;
+    case UnaryOp::kThresholdedRelu: loop([alpha](float v) { return v > alpha ? v : 0.0f; }); break;
+    case UnaryOp::kMish: loop([](float v) { return v * simd::tanh_softplus(v); }); break;
   }
 }
 
@@ -189,13 +217,13 @@ bool unary_accepts(const pock_op_desc& op) {
          numel(op.inputs[0]) == numel(op.outputs[0]);
 }
 
-void run_unary(const KernelCall& c, UnaryOp op) {
+void run_unary(const KernelCall& c, UnaryOp op, float alpha = 0.0f, float gamma = 0.0f) {
   const float* x = c.in_data<float>(0);
   float* y = c.out_data<float>(0);
   const size_t n = static_cast<size_t>(numel(c.out(0)));
   pthreadpool_t pool = n >= kMinParallelElements ? thread_pool_for(c.desc->num_threads) : nullptr;
   parallel_for(pool, n, balanced_tile(pool, n, kMinParallelElements / 4), [&](size_t begin, size_t end) {
-    unary_loop(op, x + begin, y + begin, static_cast<int64_t>(end - begin));
+    unary_loop(op, x + begin, y + begin, static_cast<int64_t>(end - begin), alpha, gamma);
   });
 }
 
@@ -208,6 +236,17 @@ Status unary_kernel(const KernelCall& c) {
 Status gelu_kernel(const KernelCall& c, const params::ActivationParams& p) {
   run_unary(c, p.tanh_gelu ? UnaryOp::kGeluTanh : UnaryOp::kGeluErf);
   return Status::ok();
+}
+
+template <UnaryOp kOp>
+Status unary_with_params(const KernelCall& c, const params::ActivationParams& p) {
+  run_unary(c, kOp, static_cast<float>(p.alpha), static_cast<float>(p.gamma));
+  return Status::ok();
+}
+
+template <UnaryOp kOp>
+KernelDef activation_def(const char* op) {
+  return typed_kernel<params::ActivationParams, unary_with_params<kOp>>(op, DType::kF32, kCpuScore, unary_accepts);
 }
 
 }  // namespace
@@ -223,6 +262,14 @@ void register_elementwise(KernelTable& t) {
   t.add(f32_kernel("Sigmoid", unary_kernel<UnaryOp::kSigmoid>, unary_accepts));
   t.add(f32_kernel("Silu", unary_kernel<UnaryOp::kSilu>, unary_accepts));
   t.add(typed_kernel<params::ActivationParams, gelu_kernel>("Gelu", DType::kF32, kCpuScore, unary_accepts));
+  t.add(activation_def<UnaryOp::kElu>("Elu"));
+  t.add(activation_def<UnaryOp::kSelu>("Selu"));
+  t.add(activation_def<UnaryOp::kCelu>("Celu"));
+  t.add(activation_def<UnaryOp::kSoftplus>("Softplus"));
+  t.add(activation_def<UnaryOp::kSoftsign>("Softsign"));
+  t.add(activation_def<UnaryOp::kThresholdedRelu>("ThresholdedRelu"));
+  t.add(activation_def<UnaryOp::kMish>("Mish"));
+  t.add(f32_kernel("PRelu", binary_kernel<BinaryOp::kPRelu>, binary_accepts));
 }
 
 }  // namespace pock::cpu

@@ -48,6 +48,40 @@ POCK_SIMD_INLINE float exp(float x) {
 
 POCK_SIMD_INLINE float sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
 
+// log(u) for u in [1, 2] (Cephes logf's polynomial): what softplus needs, log(1 + e^-|x|), with
+// no exponent extraction. The mantissa is kept in [sqrt(1/2), sqrt(2)) as Cephes keeps it.
+POCK_SIMD_INLINE float log_1_to_2(float u) {
+  const bool halve = u > 1.41421356f;
+  const float f = (halve ? 0.5f * u : u) - 1.0f;
+  const float z = f * f;
+  float y = 7.0376836292e-2f;
+  y = y * f - 1.1514610310e-1f;
+  y = y * f + 1.1676998740e-1f;
+  y = y * f - 1.2420140846e-1f;
+  y = y * f + 1.4249322787e-1f;
+  y = y * f - 1.6668057665e-1f;
+  y = y * f + 2.0000714765e-1f;
+  y = y * f - 2.4999993993e-1f;
+  y = y * f + 3.3333331174e-1f;
+  y = y * f * z - 0.5f * z;
+  const float e = halve ? 1.0f : 0.0f;
+  return f + y + e * -2.12194440e-4f + e * 0.693359375f;
+}
+
+// log(1 + e^x) = max(x, 0) + log(1 + e^-|x|): no overflow, and NaN passes through.
+POCK_SIMD_INLINE float softplus(float x) {
+  const float ax = x < 0.0f ? -x : x;
+  return (x > 0.0f ? x : 0.0f) + log_1_to_2(1.0f + exp(-ax));
+}
+
+// tanh(softplus(x)) = n / (n + 2), n = e^x (e^x + 2): exp only. Past x = 20 the ratio is 1 in
+// f32, and clamping there keeps n finite.
+POCK_SIMD_INLINE float tanh_softplus(float x) {
+  const float e = exp(x > 20.0f ? 20.0f : x);
+  const float n = e * (e + 2.0f);
+  return n / (n + 2.0f);
+}
+
 // erf(x) as Eigen's rational approximation (a few ulp; |x| >= 4 is +-1 in f32).
 POCK_SIMD_INLINE float erf(float x) {
   x = x < -4.0f ? -4.0f : x;

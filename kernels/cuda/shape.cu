@@ -90,6 +90,12 @@ Status pad_width(const KernelCall& c, const PadPlan& plan) {
   return launched(c, launch_map(numel(c.out(0)), current_stream(), pad_map<T>(c.in(0).data, c.out(0).data, plan)));
 }
 
+// The plan fills the border with the constant; reflect and edge padding run on a host backend.
+bool constant_pad_accepts(const pock_op_desc& op) {
+  params::ShapeParams p;
+  return params::parse(op, &p).is_ok() && p.pad_mode == params::PadMode::kConstant;
+}
+
 Status pad(const KernelCall& c, const params::ShapeParams&, const PadPlan& plan) {
   return with_element_width(c.out(0).dtype, [&](auto t) { return pad_width<decltype(t)>(c, plan); });
 }
@@ -138,7 +144,7 @@ void register_shape(KernelTable& t) {
     t.add(planned_kernel<ShapeParams, TransposePlan, plan_transpose, transpose>("Transpose", dt));
     t.add(planned_kernel<ShapeParams, MovePlan, plan_slice, gather>("Slice", dt));
     t.add(planned_kernel<ShapeParams, MovePlan, plan_expand, gather>("Expand", dt));
-    t.add(planned_kernel<ShapeParams, PadPlan, plan_pad, pad>("Pad", dt));
+    t.add(planned_kernel<ShapeParams, PadPlan, plan_pad, pad>("Pad", dt, constant_pad_accepts));
     t.add(planned_kernel<ShapeParams, PieceMoves, plan_concat, concat>("Concat", dt));
     t.add(planned_kernel<ShapeParams, PieceMoves, plan_split, split>("Split", dt));
   }

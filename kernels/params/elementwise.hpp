@@ -10,8 +10,11 @@
 namespace pock::params {
 
 struct ActivationParams {
-  double alpha = 0.01;  // LeakyRelu(Grad): the slope below 0. ScaleShift: the scale (default 1)
-  double beta = 0.0;    // ScaleShift: the shift
+  // LeakyRelu(Grad): the slope below 0 (default 0.01). ScaleShift: the scale (default 1). Elu,
+  // Celu, ThresholdedRelu (and their Grads): ONNX's alpha (default 1); Selu: ONNX's alpha.
+  double alpha = 0.01;
+  double beta = 0.0;   // ScaleShift: the shift
+  double gamma = 1.0;  // Selu(Grad): the scale (ONNX's default 1.0507...)
   // Clip, ClipGrad, ClipMask: the bounds; an absent one is infinite.
   double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
   bool has_lo = false, has_hi = false;

@@ -1,5 +1,6 @@
 #include "kernels/params/shape.hpp"
 
+#include <string>
 #include <string_view>
 
 #include "kernels/params/attr_reader.hpp"
@@ -34,6 +35,10 @@ Status parse(const pock_op_desc& op, ShapeParams* out) {
   out->value = r.real("value", 0.0);
   out->upper = r.integer("upper", 1) != 0;
   out->k = r.integer("k", 0);
+  const std::string_view mode = r.text("mode", "constant");
+  if (mode == "reflect") out->pad_mode = PadMode::kReflect;
+  else if (mode == "edge") out->pad_mode = PadMode::kEdge;
+  else if (mode != "constant") r.invalid("mode", "is '" + std::string(mode) + "', not constant, reflect or edge");
   return r.status();
 }
 

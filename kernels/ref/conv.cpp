@@ -6,6 +6,7 @@
 
 #include "ir/activation.hpp"
 #include "kernels/ref/conv_window.hpp"
+#include "kernels/ref/layer_grad.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
@@ -159,6 +160,7 @@ Status global_avg_pool(const KernelCall& c) {
 
 void register_ref_conv(KernelTable& t) {
   t.add(typed_kernel<params::WindowParams, conv2d>("Conv2d", DType::kF32));
+  t.add(typed_kernel<params::WindowParams, conv2d_grad_input>("ConvTranspose2d", DType::kF32));
   t.add(typed_kernel<params::WindowParams, max_pool2d>("MaxPool2d", DType::kF32));
   t.add(typed_kernel<params::WindowParams, avg_pool2d>("AvgPool2d", DType::kF32));
   t.add({"GlobalAvgPool", DType::kF32, global_avg_pool});

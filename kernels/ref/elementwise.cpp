@@ -100,6 +100,7 @@ struct ModOp {
     else return r != 0 && (r < 0) != (b < 0) ? static_cast<T>(r + b) : r;
   }
 };
+struct PReluOp { float operator()(float x, float slope) const { return x > 0.0f ? x : x * slope; } };
 
 // Clamp that lets NaN through (std::fmin / std::fmax would replace it by a bound, as PyTorch does not).
 float clamp(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
@@ -153,6 +154,26 @@ Status leaky_relu(const KernelCall& c, const params::ActivationParams& p) {
   for (int64_t i = 0, n = numel(c.out(0)); i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : alpha * x[i];
   return Status::ok();
 }
+
+// The activations with ONNX attributes, in double: y = F(x, p).
+template <double (*F)(double, const params::ActivationParams&)>
+Status unary_with_params(const KernelCall& c, const params::ActivationParams& p) {
+  const float* x = c.in_data<float>(0);
+  float* y = c.out_data<float>(0);
+  for (int64_t i = 0, n = numel(c.out(0)); i < n; ++i) y[i] = static_cast<float>(F(x[i], p));
+  return Status::ok();
+}
+
+double elu(double x, const params::ActivationParams& p) { return x > 0.0 ? x : p.alpha * std::expm1(x); }
+double selu(double x, const params::ActivationParams& p) { return p.gamma * elu(x, p); }
+double celu(double x, const params::ActivationParams& p) { return x > 0.0 ? x : p.alpha * std::expm1(x / p.alpha); }
+// log(1 + e^x) without overflow: x + log(1 + e^-x) for positive x.
+double softplus(double x, const params::ActivationParams&) {
+  return x > 0.0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+}
+double softsign(double x, const params::ActivationParams&) { return x / (1.0 + std::fabs(x)); }
+double thresholded_relu(double x, const params::ActivationParams& p) { return x > p.alpha ? x : 0.0; }
+double mish(double x, const params::ActivationParams& p) { return x * std::tanh(softplus(x, p)); }
 
 Status clip(const KernelCall& c, const params::ActivationParams& p) {
   const float* x = c.in_data<float>(0);
@@ -275,6 +296,14 @@ void register_ref_elementwise(KernelTable& t) {
   t.add(typed_kernel<params::ActivationParams, gelu>("Gelu", DType::kF32));
   t.add(typed_kernel<params::ActivationParams, leaky_relu>("LeakyRelu", DType::kF32));
   t.add(typed_kernel<params::ActivationParams, clip>("Clip", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_with_params<elu>>("Elu", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_with_params<selu>>("Selu", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_with_params<celu>>("Celu", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_with_params<softplus>>("Softplus", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_with_params<softsign>>("Softsign", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_with_params<thresholded_relu>>("ThresholdedRelu", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_with_params<mish>>("Mish", DType::kF32));
+  t.add({"PRelu", DType::kF32, binary<PReluOp>});
   t.add(typed_kernel<params::ActivationParams, scale_shift>("ScaleShift", DType::kF32));
   for (int i = 0; i < kNumDTypes; ++i) {
     t.add({"Identity", static_cast<DType>(i), identity});

@@ -18,7 +18,8 @@ namespace {
 // ---- unary: dx = dy * f'(v), v = x (or y for SigmoidGrad / TanhGrad) -------------------------
 
 struct UnaryParams {
-  double alpha = 0.01;  // LeakyRelu
+  double alpha = 0.01;  // LeakyRelu, Elu, Selu, Celu, ThresholdedRelu
+  double gamma = 1.0;   // Selu
   double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();  // Clip
   bool tanh_gelu = false;
 };
@@ -52,6 +53,20 @@ double gelu_d(double x, const UnaryParams& p) {
   const double pdf = std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
   return cdf + x * pdf;
 }
+double elu_d(double x, const UnaryParams& p) { return x > 0.0 ? 1.0 : p.alpha * std::exp(x); }
+double selu_d(double x, const UnaryParams& p) { return p.gamma * (x > 0.0 ? 1.0 : p.alpha * std::exp(x)); }
+double celu_d(double x, const UnaryParams& p) { return x > 0.0 ? 1.0 : std::exp(x / p.alpha); }
+double softplus_d(double x, const UnaryParams&) { return sigmoid_of(x); }
+double softsign_d(double x, const UnaryParams&) {
+  const double d = 1.0 + std::fabs(x);
+  return 1.0 / (d * d);
+}
+double thresholded_relu_d(double x, const UnaryParams& p) { return x > p.alpha ? 1.0 : 0.0; }
+// d/dx x tanh(sp(x)) = tanh(sp) + x (1 - tanh(sp)^2) sigmoid(x), sp = log(1 + exp(x)).
+double mish_d(double x, const UnaryParams&) {
+  const double t = std::tanh(std::log1p(std::exp(x)));
+  return t + x * (1.0 - t * t) * sigmoid_of(x);
+}
 double sigmoid_from_y(double y, const UnaryParams&) { return y * (1.0 - y); }
 double tanh_from_y(double y, const UnaryParams&) { return 1.0 - y * y; }
 
@@ -59,6 +74,7 @@ template <DerivativeFn D>
 Status unary_grad(const KernelCall& c, const params::ActivationParams& a) {
   UnaryParams p;
   p.alpha = a.alpha;
+  p.gamma = a.gamma;
   p.lo = a.lo;
   p.hi = a.hi;
   p.tanh_gelu = a.tanh_gelu;
@@ -85,6 +101,22 @@ Status select_grad(const KernelCall& c) {
     const float share_a = a[i] == b[j] ? 0.5f : (a_wins ? 1.0f : 0.0f);
     da[o] = dy[o] * share_a;
     db[o] = dy[o] * (1.0f - share_a);
+  });
+  return Status::ok();
+}
+
+// PReluGrad: (dy, x, slope) -> (dx, dslope) at x's shape; autodiff sums dslope to the slope's shape.
+Status prelu_grad(const KernelCall& c) {
+  const float* dy = c.in_data<float>(0);
+  const float* x = c.in_data<float>(1);
+  const float* slope = c.in_data<float>(2);
+  float* dx = c.out_data<float>(0);
+  float* dslope = c.out_data<float>(1);
+  const pock_tensor_desc* ins[2] = {&c.in(1), &c.in(2)};
+  ref::for_each_broadcast<2>(c.out(0), ins, [&](int64_t o, int64_t i, int64_t j) {
+    const bool positive = x[i] > 0.0f;
+    dx[o] = positive ? dy[o] : dy[o] * slope[j];
+    dslope[o] = positive ? 0.0f : dy[o] * x[i];
   });
   return Status::ok();
 }
@@ -284,6 +316,14 @@ void register_ref_elementwise_grad(KernelTable& t) {
   t.add(typed_kernel<params::ActivationParams, unary_grad<abs_d>>("AbsGrad", DType::kF32));
   t.add(typed_kernel<params::ActivationParams, unary_grad<sigmoid_from_y>>("SigmoidGrad", DType::kF32));
   t.add(typed_kernel<params::ActivationParams, unary_grad<tanh_from_y>>("TanhGrad", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_grad<elu_d>>("EluGrad", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_grad<selu_d>>("SeluGrad", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_grad<celu_d>>("CeluGrad", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_grad<softplus_d>>("SoftplusGrad", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_grad<softsign_d>>("SoftsignGrad", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_grad<thresholded_relu_d>>("ThresholdedReluGrad", DType::kF32));
+  t.add(typed_kernel<params::ActivationParams, unary_grad<mish_d>>("MishGrad", DType::kF32));
+  t.add({"PReluGrad", DType::kF32, prelu_grad});
   t.add({"MaximumGrad", DType::kF32, select_grad<true>});
   t.add({"MinimumGrad", DType::kF32, select_grad<false>});
   t.add({"PowGrad", DType::kF32, pow_grad});

@@ -23,6 +23,8 @@ int64_t output_at(int64_t i, int64_t k, int64_t stride, int64_t pad, int64_t dil
   return t / stride;
 }
 
+}  // namespace
+
 // Conv2dGradInput(dy, w) -> dx: every input pixel sums dy * w over the taps that read it.
 Status conv2d_grad_input(const KernelCall& c, const params::WindowParams& p) {
   const pock_tensor_desc& wd = c.in(1);
@@ -60,6 +62,8 @@ Status conv2d_grad_input(const KernelCall& c, const params::WindowParams& p) {
   }
   return Status::ok();
 }
+
+namespace {
 
 // Conv2dGradWeight(x, dy) -> dw for the first `channels` output channels (dw's leading extent).
 Status conv2d_grad_weight(const KernelCall& c, const params::WindowParams& p) {

@@ -1,4 +1,5 @@
-// Reference kernel of SliceGrad: zeros, then dy written at starts + i * steps along every axis.
+// Reference kernels of SliceGrad (zeros, then dy written at starts + i * steps along every axis)
+// and PadGrad.
 #include <cstring>
 
 #include "kernels/params/shape.hpp"
@@ -40,10 +41,35 @@ Status slice_grad(const KernelCall& c, const params::ShapeParams& p) {
   return Status::ok();
 }
 
+// Each dy element adds to the dx element its forward Pad copied (params::pad_source per axis).
+Status pad_grad(const KernelCall& c, const params::ShapeParams& p) {
+  const pock_tensor_desc& dyd = c.in(0);
+  const pock_tensor_desc& dxd = c.out(0);
+  const IntSpan pads = span_of(p.pads);
+  if (pads.size != 2 * dyd.rank) return c.error("pads need two values per axis");
+  const float* dy = c.in_data<float>(0);
+  float* dx = c.out_data<float>(0);
+  std::memset(dx, 0, static_cast<size_t>(numel(dxd)) * sizeof(float));
+  int64_t idx[kMaxRank] = {};
+  for (int64_t o = 0, total = numel(dyd); o < total; ++o) {
+    int64_t offset = 0;
+    for (int d = 0; d < dyd.rank; ++d) {
+      offset = offset * dxd.dims[d] + params::pad_source(idx[d] - pads[d], dxd.dims[d], p.pad_mode);
+    }
+    dx[offset] += dy[o];
+    for (int d = dyd.rank - 1; d >= 0; --d) {
+      if (++idx[d] < dyd.dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_ref_shape_grad(KernelTable& t) {
   t.add(typed_kernel<params::ShapeParams, slice_grad>("SliceGrad", DType::kF32));
+  t.add(typed_kernel<params::ShapeParams, pad_grad>("PadGrad", DType::kF32));
 }
 
 }  // namespace pock

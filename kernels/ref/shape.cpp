@@ -214,8 +214,9 @@ struct PadKernel {
       bool inside = true;
       int64_t offset = 0;
       for (int d = 0; d < y.rank && inside; ++d) {
-        const int64_t i = index[d] - pads[d];  // pads[d] is the begin pad of axis d
-        inside = i >= 0 && i < x.dims[d];
+        // pads[d] is the begin pad of axis d
+        const int64_t i = params::pad_source(index[d] - pads[d], x.dims[d], p.pad_mode);
+        inside = i >= 0;
         offset += i * in_strides[d];
       }
       out[o] = inside ? in[offset] : fill;

@@ -70,7 +70,9 @@ int64_t per_element_cost(std::string_view op) {
 int64_t op_flops(const ProgramSpec& spec, const OpSpec& op) {
   const std::string& k = op.op;
   if (k == "Conv2d") return 2 * elements(out(spec, op, 0)) * conv_window_size(in(spec, op, 1));
-  if (k == "Conv2dGradInput") return 2 * elements(in(spec, op, 0)) * conv_window_size(in(spec, op, 1));
+  if (k == "Conv2dGradInput" || k == "ConvTranspose2d") {  // the same transposed convolution
+    return 2 * elements(in(spec, op, 0)) * conv_window_size(in(spec, op, 1));
+  }
   if (k == "Conv2dGradWeight") {
     const Shape& dy = in(spec, op, 1);  // [N, O, OH, OW]; dw [channels, C/g, kh, kw]
     return dy.size() == 4 ? 2 * elements(out(spec, op, 0)) * dy[0] * dy[2] * dy[3] : 0;

@@ -1,4 +1,4 @@
-// The Relu, Relu6 and Clip gradients through the 1-byte mask (ClipMask in the forward pass,
+// The Relu, Relu6, Clip and ThresholdedRelu gradients through the 1-byte mask (ClipMask in the forward pass,
 // MaskGrad in the backward), compiled and run whole: on L = sum(r * f(a * w)) with w trained, a
 // and r constants, the activation's input a * w is an arena tensor that nothing else in the
 // backward reads, so the rule saves a mask. Checked: the compiled program saves that mask and
@@ -38,6 +38,10 @@ std::vector<Activation> activations() {
       {"Clip", Attrs{{"min", -0.5}, {"max", 1.5}}, [](float x) { return x >= -0.5f && x <= 1.5f ? 1.0f : 0.0f; },
        {-0.5f, 1.5f}},
       {"Clip", Attrs{{"max", 0.25}}, [](float x) { return x <= 0.25f ? 1.0f : 0.0f; }, {0.25f}},
+      // ONNX's ThresholdedRelu: x passes where x > alpha (strictly); below a negative alpha the
+      // output 0 looks like a passed x = 0, so the mask must come from x.
+      {"ThresholdedRelu", Attrs{{"alpha", 0.5}}, [](float x) { return x > 0.5f ? 1.0f : 0.0f; }, {0.5f}},
+      {"ThresholdedRelu", Attrs{{"alpha", -0.25}}, [](float x) { return x > -0.25f ? 1.0f : 0.0f; }, {-0.25f, 0.0f}},
   };
 }
 

@@ -24,10 +24,17 @@ enum class Activation {
   kAbs,
   kSigmoidFromY,
   kTanhFromY,
+  kElu,
+  kSelu,
+  kCelu,
+  kSoftplus,
+  kSoftsign,
+  kThresholdedRelu,
+  kMish,
 };
 
 POCK_SIMD_CLONES void derivative_times_dy(Activation op, const float* dy, const float* v, float* dx, int64_t n,
-                                          float alpha, float lo, float hi) {
+                                          float alpha, float gamma, float lo, float hi) {
   auto loop = [&](auto d) {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * d(v[i]);
@@ -80,12 +87,40 @@ POCK_SIMD_CLONES void derivative_times_dy(Activation op, const float* dy, const 
     case Activation::kTanhFromY:
       loop([](float y) { return 1.0f - y * y; });
       break;
+    case Activation::kElu:
+      loop([alpha](float x) { return x > 0.0f ? 1.0f : alpha * simd::exp(x); });
+      break;
+    case Activation::kSelu:
+      loop([alpha, gamma](float x) { return gamma * (x > 0.0f ? 1.0f : alpha * simd::exp(x)); });
+      break;
+    case Activation::kCelu:
+      loop([alpha](float x) { return x > 0.0f ? 1.0f : simd::exp(x / alpha); });
+      break;
+    case Activation::kSoftplus:
+      loop([](float x) { return simd::sigmoid(x); });
+      break;
+    case Activation::kSoftsign:
+      loop([](float x) {
+        const float d = 1.0f + (x < 0.0f ? -x : x);
+        return 1.0f / (d * d);
+      });
+      break;
+    case Activation::kThresholdedRelu:
+      loop([alpha](float x) { return x > alpha ? 1.0f : 0.0f; });
+      break;
+    case Activation::kMish:
+      // tanh(sp) + x (1 - tanh(sp)^2) sigmoid(x), sp = softplus(x)
+      loop([](float x) {
+        const float t = simd::tanh_softplus(x);
+        return t + x * (1.0f - t * t) * simd::sigmoid(x);
+      });
+      break;
   }
 }
 
 template <Activation kOp>
 void activation_loop(const float* dy, const float* v, float* dx, int64_t n, const ActivationGradParams& p) {
-  derivative_times_dy(kOp, dy, v, dx, n, p.alpha, p.lo, p.hi);
+  derivative_times_dy(kOp, dy, v, dx, n, p.alpha, p.gamma, p.lo, p.hi);
 }
 
 template <Activation kOp>
@@ -117,6 +152,13 @@ void register_activation_grad(KernelTable& t) {
   t.add(def<activation_grad<Activation::kAbs>>("AbsGrad"));
   t.add(def<activation_grad<Activation::kSigmoidFromY>>("SigmoidGrad"));
   t.add(def<activation_grad<Activation::kTanhFromY>>("TanhGrad"));
+  t.add(def<activation_grad<Activation::kElu>>("EluGrad"));
+  t.add(def<activation_grad<Activation::kSelu>>("SeluGrad"));
+  t.add(def<activation_grad<Activation::kCelu>>("CeluGrad"));
+  t.add(def<activation_grad<Activation::kSoftplus>>("SoftplusGrad"));
+  t.add(def<activation_grad<Activation::kSoftsign>>("SoftsignGrad"));
+  t.add(def<activation_grad<Activation::kThresholdedRelu>>("ThresholdedReluGrad"));
+  t.add(def<activation_grad<Activation::kMish>>("MishGrad"));
 }
 
 }  // namespace pock::cpu

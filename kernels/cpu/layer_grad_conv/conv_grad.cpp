@@ -77,8 +77,10 @@ KernelDef def(const char* op, KernelScopedPrepareFn prepare, bool (*accepts)(con
 
 }  // namespace
 
+KernelDef conv_grad_input_def(const char* op) { return def(op, grad_input_prepare, grad_input_accepts); }
+
 void register_conv_grad(KernelTable& t) {
-  t.add(def("Conv2dGradInput", grad_input_prepare, grad_input_accepts));
+  t.add(conv_grad_input_def("Conv2dGradInput"));
   t.add(def("Conv2dGradWeight", grad_weight_prepare, grad_weight_accepts));
 }
 

@@ -1,7 +1,8 @@
-// Constant Pad of f32 tensors on the cpu backend, cropping included (negative pads): a row copy
-// per output row of the last axis, threaded over rows. TensorFlow-style "same" padding puts a Pad
-// before every strided convolution (EfficientNet-Lite0), and its gradient is a Pad with the
-// opposite pads; on ref both were ~28 % of the demo's sparse step.
+// Pad of f32 tensors on the cpu backend in ONNX's constant (cropping included: negative pads),
+// reflect and edge modes: a row copy per output row of the last axis, threaded over rows, with
+// the row's borders filled or read through params::pad_source. TensorFlow-style "same" padding
+// puts a constant Pad before every strided convolution (EfficientNet-Lite0), and its gradient is a
+// Pad with the opposite pads; on ref both were ~28 % of the demo's sparse step.
 #include <algorithm>
 #include <cstring>
 
@@ -40,12 +41,12 @@ Status pad_run(const KernelCall& c, const params::ShapeParams& p) {
   parallel_for(pool, static_cast<size_t>(rows), balanced_tile(pool, static_cast<size_t>(rows), 64),
                [&](size_t first, size_t last) {
                  for (size_t r = first; r < last; ++r) {
-                   // The input row of output row r, or -1 when a leading index falls in the padding.
+                   // The input row of output row r, or -1 when a leading index falls in a constant pad.
                    int64_t rest = static_cast<int64_t>(r), in_row = 0, in_stride = 1;
                    for (int d = rank - 2; d >= 0 && in_row >= 0; --d) {
-                     const int64_t i = rest % y.dims[d] - pads[d];
+                     const int64_t i = params::pad_source(rest % y.dims[d] - pads[d], x.dims[d], p.pad_mode);
                      rest /= y.dims[d];
-                     if (i < 0 || i >= x.dims[d]) in_row = -1;
+                     if (i < 0) in_row = -1;
                      else in_row += i * in_stride;
                      in_stride *= x.dims[d];
                    }
@@ -54,9 +55,16 @@ Status pad_run(const KernelCall& c, const params::ShapeParams& p) {
                      std::fill(o, o + width, fill);
                      continue;
                    }
-                   std::fill(o, o + lo, fill);
-                   std::memcpy(o + lo, in + in_row * in_width + (lo - begin), static_cast<size_t>(hi - lo) * sizeof(float));
-                   std::fill(o + hi, o + width, fill);
+                   const float* row = in + in_row * in_width;
+                   std::memcpy(o + lo, row + (lo - begin), static_cast<size_t>(hi - lo) * sizeof(float));
+                   if (p.pad_mode == params::PadMode::kConstant) {
+                     std::fill(o, o + lo, fill);
+                     std::fill(o + hi, o + width, fill);
+                     continue;
+                   }
+                   // Reflect and edge never crop: the borders are [0, begin) and [begin + in_width, width).
+                   for (int64_t j = 0; j < lo; ++j) o[j] = row[params::pad_source(j - begin, in_width, p.pad_mode)];
+                   for (int64_t j = hi; j < width; ++j) o[j] = row[params::pad_source(j - begin, in_width, p.pad_mode)];
                  }
                });
   return Status::ok();

@@ -114,6 +114,40 @@ Status convert_batch_norm(NodeView& node) {
                                {"momentum", momentum}});
 }
 
+// The attributes of the 2-D pooling op that a 1-D or N-D ONNX pooling runs as.
+Result<Attrs> pool2d_attrs(const NodeAttrs& at, const char* op, Ints kernel, Ints strides, Ints pads) {
+  POCK_ASSIGN_OR_RETURN(int64_t ceil_mode, at.get_int("ceil_mode", 0));
+  Attrs attrs{{"kernel", std::move(kernel)}, {"strides", std::move(strides)}, {"pads", std::move(pads)},
+              {"ceil_mode", ceil_mode}};
+  if (std::string(op) == "AvgPool2d") {
+    POCK_ASSIGN_OR_RETURN(int64_t include, at.get_int("count_include_pad", 0));
+    attrs.set("count_include_pad", include);
+  }
+  return attrs;
+}
+
+// MaxPool / AveragePool over [N, C, L] run as 2-D pooling on [N, C, 1, L], as Conv 1-D does.
+Status convert_pool1d(NodeView& node, const char* op) {
+  const NodeAttrs& at = node.attrs();
+  POCK_ASSIGN_OR_RETURN(Ints kernel, at.get_ints("kernel_shape", {}));
+  POCK_ASSIGN_OR_RETURN(Ints strides, at.get_ints("strides", {1}));
+  POCK_ASSIGN_OR_RETURN(Ints dilations, at.get_ints("dilations", {1}));
+  POCK_ASSIGN_OR_RETURN(Ints pads, at.get_ints("pads", {0, 0}));
+  POCK_ASSIGN_OR_RETURN(std::string auto_pad, at.get_string("auto_pad", "NOTSET"));
+  if (auto_pad != "NOTSET" || kernel.size() != 1 || strides.size() != 1 || dilations.size() != 1 || pads.size() != 2) {
+    return node.unsupported("1-D pooling with auto_pad or malformed window attributes");
+  }
+  if (dilations[0] != 1) return node.unsupported("dilated pooling is not supported");
+  if (node.output_used(1)) return node.unsupported("output 1 (argmax indices) is not supported");
+  POCK_ASSIGN_OR_RETURN(Attrs attrs,
+                        pool2d_attrs(at, op, Ints{1, kernel[0]}, Ints{1, strides[0]}, Ints{0, pads[0], 0, pads[1]}));
+  POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
+  const Attrs at_h{{"axes", Ints{2}}};
+  POCK_ASSIGN_OR_RETURN(auto x4, node.emit("Unsqueeze", {x}, at_h, "x_2d"));
+  POCK_ASSIGN_OR_RETURN(auto y, node.emit(op, {x4[0]}, attrs, "pool2d"));
+  return node.emit_final("Squeeze", {y[0]}, at_h);
+}
+
 // Pooling over more than two spatial axes where only two (or fewer) have a real window, the
 // others a unit window (kernel 1, stride 1, no padding): jax2onnx writes `reduce_window` on NHWC
 // as MaxPool over [1, 1, N, H, W, C] with kernel [1, kh, kw, 1]. The unit-window axes join the
@@ -169,15 +203,8 @@ Status convert_pool_unit_axes(NodeView& node, const char* op) {
   }
   POCK_ASSIGN_OR_RETURN(auto x4, node.emit("Reshape", {t}, Attrs{{"shape", merged}}, "x_2d"));
   const size_t a = window[0], b = window[1];
-  POCK_ASSIGN_OR_RETURN(int64_t ceil_mode, at.get_int("ceil_mode", 0));
-  Attrs attrs{{"kernel", Ints{kernel[a], kernel[b]}},
-              {"strides", Ints{strides[a], strides[b]}},
-              {"pads", Ints{pads[a], pads[b], pads[a + s], pads[b + s]}},
-              {"ceil_mode", ceil_mode}};
-  if (std::string(op) == "AvgPool2d") {
-    POCK_ASSIGN_OR_RETURN(int64_t include, at.get_int("count_include_pad", 0));
-    attrs.set("count_include_pad", include);
-  }
+  POCK_ASSIGN_OR_RETURN(Attrs attrs, pool2d_attrs(at, op, Ints{kernel[a], kernel[b]}, Ints{strides[a], strides[b]},
+                                                 Ints{pads[a], pads[b], pads[a + s], pads[b + s]}));
   POCK_ASSIGN_OR_RETURN(auto y4, node.emit(op, {x4[0]}, attrs, "pool2d"));
   const Shape& pooled = node.ctx().graph.tensor(y4[0]).shape;
   Ints unmerged{x[0], x[1]};
@@ -193,8 +220,9 @@ Status convert_pool_unit_axes(NodeView& node, const char* op) {
 
 Status convert_pool(NodeView& node, const char* op) {
   const Shape& x = node.value(0).shape;
+  if (x.size() == 3) return convert_pool1d(node, op);
   if (x.size() > 4) return convert_pool_unit_axes(node, op);
-  if (x.size() != 4) return node.unsupported("only 2-D pooling is supported, input is " + shape_str(x));
+  if (x.size() != 4) return node.unsupported("only 1-D, 2-D and unit-window N-D pooling are supported, input is " + shape_str(x));
   if (node.output_used(1)) return node.unsupported("output 1 (argmax indices) is not supported");
   POCK_ASSIGN_OR_RETURN(Ints kernel, pair_attr(node, "kernel_shape", {}));
   POCK_ASSIGN_OR_RETURN(Ints strides, pair_attr(node, "strides", {1, 1}));  // ONNX default: 1, not the kernel

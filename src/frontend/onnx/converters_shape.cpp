@@ -220,11 +220,14 @@ Status convert_where(NodeView& node) {
   return node.emit_final("Where", {c, a, b});
 }
 
-// Constant-mode Pad; pads come as an input since opset 11, optionally for listed axes (18).
+// Pad in constant, reflect or edge mode; pads come as an input since opset 11, optionally for
+// listed axes (18).
 Status convert_pad(NodeView& node) {
   auto mode = node.attrs().get_string("mode", "constant");
   if (!mode.is_ok()) return mode.status();
-  if (mode.value() != "constant") return node.unsupported("only mode 'constant' is supported, got '" + mode.value() + "'");
+  if (mode.value() != "constant" && mode.value() != "reflect" && mode.value() != "edge") {
+    return node.unsupported("mode '" + mode.value() + "' is not supported (constant, reflect and edge are)");
+  }
   Ints pads;
   if (node.has_input(1)) {
     POCK_ASSIGN_OR_RETURN(pads, node.const_ints(1, "pads"));
@@ -251,7 +254,9 @@ Status convert_pad(NodeView& node) {
     value = *v;
   }
   POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
-  return node.emit_final("Pad", {x}, Attrs{{"pads", pads}, {"value", value}});
+  Attrs attrs{{"pads", pads}, {"value", value}};
+  if (mode.value() != "constant") attrs.set("mode", mode.value());
+  return node.emit_final("Pad", {x}, attrs);
 }
 
 // Trilu of a run-time tensor (a constant one is folded). A constant k becomes the attribute; a

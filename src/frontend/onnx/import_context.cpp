@@ -20,6 +20,10 @@ const Converter* find_converter(const std::string& op) {
     register_nn_converters(t);
     register_shape_converters(t);
     register_loss_converters(t);
+    register_activation_converters(t);
+    register_instance_norm_converters(t);
+    register_tile_converters(t);
+    register_conv_transpose_converters(t);
     return t;
   }();
   auto it = table.find(op);

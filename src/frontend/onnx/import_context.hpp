@@ -140,6 +140,10 @@ void register_math_converters(std::unordered_map<std::string, Converter>& table)
 void register_nn_converters(std::unordered_map<std::string, Converter>& table);
 void register_shape_converters(std::unordered_map<std::string, Converter>& table);
 void register_loss_converters(std::unordered_map<std::string, Converter>& table);
+void register_activation_converters(std::unordered_map<std::string, Converter>& table);
+void register_instance_norm_converters(std::unordered_map<std::string, Converter>& table);
+void register_tile_converters(std::unordered_map<std::string, Converter>& table);
+void register_conv_transpose_converters(std::unordered_map<std::string, Converter>& table);
 void register_folders(std::unordered_map<std::string, Folder>& table);
 void register_patterns(std::unordered_map<std::string, Pattern>& table);
 

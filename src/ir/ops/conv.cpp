@@ -1,4 +1,4 @@
-// Conv family schemas: Conv2d and the 2-D pools over NCHW images.
+// Conv family schemas: Conv2d, ConvTranspose2d and the 2-D pools over NCHW images.
 #include <string>
 #include <variant>
 
@@ -134,6 +134,49 @@ Status conv2d(InferContext& ctx) {
   return Status::ok();
 }
 
+// ConvTranspose2d(x [N, Cin, H, W], w [Cin, Cout/groups, kh, kw]) -> y [N, Cout, Ho, Wo] with
+// Ho = strides (H - 1) + output_padding + dilations (kh - 1) + 1 - pad_top - pad_bottom: the
+// adjoint of a Conv2d of y with the same w and window, whose output is x. output_padding must stay
+// below the stride so that that Conv2d gives back exactly H (ONNX also allows up to the dilation).
+Status conv_transpose2d(InferContext& ctx) {
+  POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
+  POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
+  POCK_RETURN_IF_ERROR(require_image(ctx, 0, "input x"));
+  POCK_RETURN_IF_ERROR(require_image(ctx, 1, "weight w"));
+  const Shape& x = ctx.in(0).shape;
+  const Shape& w = ctx.in(1).shape;
+  POCK_ASSIGN_OR_RETURN(auto strides, int_list(ctx, "strides", 2, {1, 1}));
+  POCK_ASSIGN_OR_RETURN(auto pads, int_list(ctx, "pads", 4, {0, 0, 0, 0}));
+  POCK_ASSIGN_OR_RETURN(auto dilations, int_list(ctx, "dilations", 2, {1, 1}));
+  POCK_ASSIGN_OR_RETURN(auto output_padding, int_list(ctx, "output_padding", 2, {0, 0}));
+  POCK_RETURN_IF_ERROR(require_all(ctx, "strides", strides, 1));
+  POCK_RETURN_IF_ERROR(require_all(ctx, "dilations", dilations, 1));
+  POCK_RETURN_IF_ERROR(require_all(ctx, "pads", pads, 0));
+  POCK_RETURN_IF_ERROR(require_all(ctx, "output_padding", output_padding, 0));
+  for (int i = 0; i < 2; ++i) {
+    if (output_padding[i] >= strides[i]) {
+      return ctx.error("output_padding " + shape_str(output_padding) + " must be smaller than the strides " + shape_str(strides));
+    }
+  }
+  const int64_t groups = ctx.attrs->get_int("groups", 1);
+  if (groups < 1) return ctx.error("groups must be >= 1, got " + std::to_string(groups));
+  if (w[0] != x[1] || x[1] % groups != 0) {
+    return ctx.shape_error("weight " + shape_str(w) + " must be [Cin, Cout/groups, kh, kw] with Cin = " +
+                           std::to_string(x[1]) + " divisible by groups " + std::to_string(groups));
+  }
+  constexpr int64_t kLimit = int64_t{1} << 31;  // sizes from files: keep the products below in range
+  Shape y{x[0], w[1] * groups, 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    for (int64_t v : {x[2 + i], w[2 + i], strides[i], dilations[i], pads[i], pads[i + 2]}) {
+      if (v > kLimit) return ctx.shape_error("window geometry is out of range (" + std::to_string(v) + ")");
+    }
+    y[2 + i] = strides[i] * (x[2 + i] - 1) + output_padding[i] + dilations[i] * (w[2 + i] - 1) + 1 - pads[i] - pads[i + 2];
+    if (y[2 + i] < 1) return ctx.shape_error("pads " + shape_str(pads) + " leave no output for input " + shape_str(x));
+  }
+  ctx.outputs = {TensorType{ctx.in(0).dtype, y}};
+  return Status::ok();
+}
+
 // MaxPool2d and AvgPool2d share their window attributes.
 Status pool2d(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
@@ -179,6 +222,9 @@ void register_conv_schemas(SchemaRegistry& r) {
   add(r, "Conv2d", 2, 3, 1, 1, conv2d,
       "NCHW conv: x [N,C,H,W], w [O,C/groups,kh,kw], optional b [O]; strides, pads (t,l,b,r), dilations, groups; "
       "activation (none | relu | relu6: fused epilogue); layout (NCHW | NHWC: x and y [N,H,W,C])");
+  add(r, "ConvTranspose2d", 2, 2, 1, 1, conv_transpose2d,
+      "transposed conv: x [N,Cin,H,W], w [Cin,Cout/groups,kh,kw]; strides, pads (t,l,b,r), dilations, groups, "
+      "output_padding; the kernels are Conv2dGradInput's (y is the input gradient of a Conv2d of y with w)");
   add(r, "MaxPool2d", 1, 1, 1, 1, pool2d, "max over kernel windows; strides default to kernel; pads (t,l,b,r); ceil_mode");
   add(r, "AvgPool2d", 1, 1, 1, 1, pool2d, "mean over kernel windows; ceil_mode; count_include_pad");
   add(r, "GlobalAvgPool", 1, 1, 1, 1, global_avg_pool, "mean over H and W -> [N, C, 1, 1]");

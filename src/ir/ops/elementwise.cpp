@@ -27,6 +27,22 @@ Status gelu(InferContext& ctx) {
   return unary_float(ctx);
 }
 
+Status celu(InferContext& ctx) {
+  if (ctx.attrs->get_float("alpha", 1.0) == 0.0) return ctx.error("alpha must not be 0 (Celu divides by it)");
+  return unary_float(ctx);
+}
+
+// ONNX's unidirectional broadcast: the slope broadcasts to x (one per channel: [C, 1, 1]); y has x's shape.
+Status prelu(InferContext& ctx) {
+  POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
+  POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
+  auto s = broadcast_shapes(ctx.in(0).shape, ctx.in(1).shape);
+  if (!s.is_ok() || s.value() != ctx.in(0).shape) {
+    return ctx.shape_error("slope " + shape_str(ctx.in(1).shape) + " does not broadcast to the input " + shape_str(ctx.in(0).shape));
+  }
+  return schema::same_as_first(ctx);
+}
+
 Status where(InferContext& ctx) {
   if (ctx.in(0).dtype != DType::kBool) return ctx.error("condition must be bool");
   if (ctx.in(1).dtype != ctx.in(2).dtype) return ctx.error("branches must share a dtype");
@@ -65,6 +81,14 @@ void register_elementwise_schemas(SchemaRegistry& r) {
   add(r, "Where", 3, 3, 1, 1, where, "cond ? a : b with broadcast");
   add(r, "Cast", 1, 1, 1, 1, cast, "convert to dtype 'to'");
   add(r, "Identity", 1, 1, 1, 1, identity, "copy");
+  add(r, "Elu", 1, 1, 1, 1, unary_float, "x if x > 0 else alpha (exp(x) - 1); alpha defaults to 1");
+  add(r, "Selu", 1, 1, 1, 1, unary_float, "gamma (x if x > 0 else alpha (exp(x) - 1)); ONNX's alpha and gamma by default");
+  add(r, "Celu", 1, 1, 1, 1, celu, "max(0, x) + min(0, alpha (exp(x / alpha) - 1)); alpha defaults to 1");
+  add(r, "Softplus", 1, 1, 1, 1, unary_float, "log(1 + exp(x))");
+  add(r, "Softsign", 1, 1, 1, 1, unary_float, "x / (1 + |x|)");
+  add(r, "ThresholdedRelu", 1, 1, 1, 1, unary_float, "x if x > alpha else 0; alpha defaults to 1");
+  add(r, "Mish", 1, 1, 1, 1, unary_float, "x tanh(softplus(x))");
+  add(r, "PRelu", 2, 2, 1, 1, prelu, "(x, slope): x if x > 0 else slope x; the slope broadcasts to x");
   // Scale by a constant: y = x * alpha + beta (attributes). Autodiff and fusion emit it.
   add(r, "ScaleShift", 1, 1, 1, 1, unary_float, "x * alpha + beta");
 
@@ -73,6 +97,7 @@ void register_elementwise_schemas(SchemaRegistry& r) {
   for (const char* op : kBinary) r.set_inplace(op, 0);
   for (const char* op : kUnary) r.set_inplace(op, 0);
   for (const char* op : {"Relu6", "Clip", "Gelu", "LeakyRelu", "ScaleShift", "Identity"}) r.set_inplace(op, 0);
+  for (const char* op : {"Elu", "Selu", "Celu", "Softplus", "Softsign", "ThresholdedRelu", "Mish", "PRelu"}) r.set_inplace(op, 0);
 }
 
 }  // namespace pock

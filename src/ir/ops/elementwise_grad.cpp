@@ -163,10 +163,15 @@ void register_elementwise_grad_schemas(SchemaRegistry& r) {
                          "HardSwishGrad", "HardSigmoidGrad", "AbsGrad"}) {
     add(r, op, 2, 2, 1, 1, unary_grad, "(dy, x) -> dx");
   }
+  for (const char* op : {"EluGrad", "SeluGrad", "CeluGrad", "SoftplusGrad", "SoftsignGrad", "ThresholdedReluGrad", "MishGrad"}) {
+    add(r, op, 2, 2, 1, 1, unary_grad, "(dy, x) -> dx");
+  }
   // Cheaper from the forward output: dx = dy * f'(y).
   for (const char* op : {"SigmoidGrad", "TanhGrad"}) add(r, op, 2, 2, 1, 1, unary_grad, "(dy, y) -> dx");
   add(r, "MaximumGrad", 3, 3, 2, 2, binary_grad, "(dy, a, b) -> (da, db) at dy's shape; ties split evenly");
   add(r, "MinimumGrad", 3, 3, 2, 2, binary_grad, "(dy, a, b) -> (da, db) at dy's shape; ties split evenly");
+  add(r, "PReluGrad", 3, 3, 2, 2, binary_grad,
+      "(dy, x, slope) -> (dy (x > 0 ? 1 : slope), dy (x > 0 ? 0 : x)) at dy's shape (x's: the slope broadcasts to x)");
   add(r, "PowGrad", 3, 3, 2, 2, binary_grad, "(dy, a, b) -> (dy b a^(b-1), dy a^b ln a) at dy's shape");
   add(r, "LinearInputGrad", 2, 2, 1, 1, linear_input_grad, "(dy [..., N], w [N, K]) -> dy w [..., K]");
   add(r, "LinearInt8InputGrad", 3, 3, 1, 1, linear_int8_input_grad,

@@ -1,6 +1,7 @@
 // Shape family schemas: ops that move elements without reading them, so every dtype is accepted.
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "ir/ops/schema_helpers.hpp"
@@ -263,7 +264,25 @@ Status expand(InferContext& ctx) {
   return set_output(ctx, out.value());
 }
 
-// Constant padding; a negative pad crops (ONNX).
+// Reflect and edge padding read the input's border, so they neither crop nor pad an empty axis;
+// reflect mirrors about the end element, so a pad reaches at most n - 1 elements in.
+Status check_border_pads(const InferContext& ctx, std::string_view mode, const Shape& in, const std::vector<int64_t>& pads) {
+  for (size_t d = 0; d < in.size(); ++d) {
+    for (int64_t p : {pads[d], pads[d + in.size()]}) {
+      if (p == 0) continue;
+      if (p < 0) return ctx.error("mode '" + std::string(mode) + "' cannot crop: pads " + shape_str(pads) + " are negative");
+      const int64_t limit = mode == "reflect" ? in[d] - 1 : (in[d] > 0 ? p : 0);
+      if (p > limit) {
+        return ctx.shape_error("mode '" + std::string(mode) + "' pads axis " + std::to_string(d) + " of " + shape_str(in) +
+                               " by " + std::to_string(p) +
+                               (mode == "reflect" ? ", more than its size - 1" : ", which is empty"));
+      }
+    }
+  }
+  return Status::ok();
+}
+
+// Constant, reflect or edge padding (ONNX's modes); a negative pad crops in constant mode.
 Status pad(InferContext& ctx) {
   const Shape& in = ctx.in(0).shape;
   POCK_ASSIGN_OR_RETURN(auto pads, required_ints(ctx, "pads"));
@@ -271,6 +290,11 @@ Status pad(InferContext& ctx) {
     return ctx.error("pads " + shape_str(pads) + " must hold 2 * rank = " + std::to_string(2 * in.size()) +
                      " values (all begins, then all ends)");
   }
+  const std::string_view mode = ctx.attrs->get_string("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge") {
+    return ctx.error("mode must be 'constant', 'reflect' or 'edge', got '" + std::string(mode) + "'");
+  }
+  if (mode != "constant") POCK_RETURN_IF_ERROR(check_border_pads(ctx, mode, in, pads));
   Shape out = in;
   for (size_t d = 0; d < in.size(); ++d) {
     out[d] = in[d] + pads[d] + pads[d + in.size()];
@@ -312,7 +336,8 @@ void register_shape_schemas(SchemaRegistry& r) {
   // Inserted by the compiler where a tensor crosses memory spaces (host <-> a device backend); the
   // runtime runs it through the owning backend's copy(), or as a plain copy when both sides are host.
   add(r, "Copy", 1, 1, 1, 1, schema::same_as_first, "the same bytes in another memory space");
-  add(r, "Pad", 1, 1, 1, 1, pad, "constant pad: pads = all begins then all ends (negative crops), value=0");
+  add(r, "Pad", 1, 1, 1, 1, pad,
+      "pad: pads = all begins then all ends; mode 'constant' (fill value=0; negative pads crop), 'reflect' or 'edge'");
   add(r, "Trilu", 1, 2, 1, 1, trilu,
       "(x, k i64 scalar?) upper=1: keeps x[..., i, j] with j - i >= k, else j - i <= k; k from the input, else the "
       "attribute (0); the rest becomes 0");

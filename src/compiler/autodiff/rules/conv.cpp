@@ -45,6 +45,25 @@ Status conv2d(GradContext& ctx) {
   return ctx.status();
 }
 
+// ConvTranspose2d(x, w) is the adjoint of the Conv2d of y with w: dx is that Conv2d of dy, and dw
+// the correlation Conv2dGradWeight computes with the roles of its operands swapped (dy in x's
+// place, x in dy's), which gives [Cin, Cout/groups, kh, kw], w's own layout.
+Status conv_transpose2d(GradContext& ctx) {
+  const TensorId dy = ctx.dy(0);
+  if (dy == kNoTensor) return Status::ok();
+  Attrs window;
+  for (const char* name : {"strides", "pads", "dilations", "groups"}) {
+    if (const AttrValue* v = ctx.attrs().find(name)) window.set(name, *v);
+  }
+  if (ctx.needs(0)) ctx.set_dx(0, ctx.emit1("Conv2d", {dy, ctx.x(1)}, window));
+  if (ctx.needs(1)) {
+    const Shape w = ctx.desc(ctx.x(1)).shape;  // a copy: emitting nodes grows the tensor table
+    window.set("kernel", std::vector<int64_t>{w[2], w[3]});
+    ctx.set_dx(1, ctx.emit1("Conv2dGradWeight", {dy, ctx.x(0)}, std::move(window)));
+  }
+  return ctx.status();
+}
+
 Status max_pool2d(GradContext& ctx) {
   if (ctx.dy(0) == kNoTensor || !ctx.needs(0)) return Status::ok();
   ctx.set_dx(0, ctx.emit1("MaxPool2dGrad", {ctx.dy(0), ctx.x(0)}, ctx.attrs()));
@@ -73,6 +92,7 @@ Status global_avg_pool(GradContext& ctx) {
 
 void register_conv_gradients(GradRegistry& r) {
   r.add("Conv2d", conv2d);
+  r.add("ConvTranspose2d", conv_transpose2d);
   r.add("MaxPool2d", max_pool2d);
   r.add("AvgPool2d", avg_pool2d);
   r.add("GlobalAvgPool", global_avg_pool);

@@ -74,6 +74,12 @@ constexpr char kHardSigmoidGrad[] = "HardSigmoidGrad";
 constexpr char kAbsGrad[] = "AbsGrad";
 constexpr char kSigmoidGrad[] = "SigmoidGrad";
 constexpr char kTanhGrad[] = "TanhGrad";
+constexpr char kEluGrad[] = "EluGrad";
+constexpr char kSeluGrad[] = "SeluGrad";
+constexpr char kCeluGrad[] = "CeluGrad";
+constexpr char kSoftplusGrad[] = "SoftplusGrad";
+constexpr char kSoftsignGrad[] = "SoftsignGrad";
+constexpr char kMishGrad[] = "MishGrad";
 
 // Relu, Relu6 and Clip: f' is 1 inside the linear range and 0 outside, so the backward needs one
 // byte per element. Unless the backward reads the activation's output or input anyway, ClipMask
@@ -121,6 +127,21 @@ Status relu6_grad(GradContext& c) {
 }
 Status clip_grad(GradContext& c) {
   return range_activation_grad(c, {"ClipGrad", false}, clip_bounds(c.attrs()));
+}
+
+// ThresholdedRelu passes x where x > alpha (strictly), which a ClipMask with a strict lower
+// bound records from x (y cannot tell x = 0 from a zeroed x when alpha < 0).
+Status thresholded_relu_grad(GradContext& c) {
+  return range_activation_grad(c, {"ThresholdedReluGrad", false}, Attrs{{"min", c.attrs().get_float("alpha", 1.0)}});
+}
+
+// PRelu: (dx, dslope) at x's shape from one op; dslope is summed back to the slope's shape.
+Status prelu_grad(GradContext& c) {
+  const std::vector<TensorId> d = c.emit("PReluGrad", {c.dy(0), c.x(0), c.x(1)});
+  if (d.size() != 2) return c.status();
+  if (c.needs(0)) c.set_dx(0, d[0]);
+  set_reduced(c, 1, d[1]);
+  return Status::ok();
 }
 
 Status scaled(GradContext& c, TensorId t, double alpha) {
@@ -205,6 +226,14 @@ void register_elementwise_gradients(GradRegistry& r) {
   r.add("HardSigmoid", from_input<kHardSigmoidGrad>);
   r.add("Sigmoid", from_output<kSigmoidGrad>);
   r.add("Tanh", from_output<kTanhGrad>);
+  r.add("Elu", from_input<kEluGrad>);
+  r.add("Selu", from_input<kSeluGrad>);
+  r.add("Celu", from_input<kCeluGrad>);
+  r.add("Softplus", from_input<kSoftplusGrad>);
+  r.add("Softsign", from_input<kSoftsignGrad>);
+  r.add("ThresholdedRelu", thresholded_relu_grad);
+  r.add("Mish", from_input<kMishGrad>);
+  r.add("PRelu", prelu_grad);
   r.add("ScaleShift", scale_shift_grad);
   r.add("Identity", identity_grad);
   r.add("Where", where_grad);

@@ -116,8 +116,14 @@ Status expand(GradContext& ctx) {
 
 // Pad by pads (negative crops): the gradient is the opposite pad, which crops the padding away
 // and pads zeros where the forward cropped.
+// Reflect and edge padding copy border elements: PadGrad adds their gradients back in.
 Status pad(GradContext& ctx) {
   if (ctx.dy(0) == kNoTensor || !ctx.needs(0)) return Status::ok();
+  const std::string mode(ctx.attrs().get_string("mode", "constant"));
+  if (mode != "constant") {
+    ctx.set_dx(0, ctx.emit1("PadGrad", {ctx.dy(0)}, {{"pads", ctx.attrs().get_ints("pads", {})}, {"mode", mode}}));
+    return ctx.status();
+  }
   std::vector<int64_t> opposite = ctx.attrs().get_ints("pads", {});
   for (int64_t& p : opposite) p = -p;
   ctx.set_dx(0, ctx.emit1("Pad", {ctx.dy(0)}, {{"pads", opposite}, {"value", 0.0}}));

@@ -1,0 +1,107 @@
+"""Small models, one per group of ONNX ops that issue 17 added (activations, instance
+normalization, reflect/edge padding, tiling, 1-D pooling, transposed convolution), for tests/parity/run_op_parity.py. Each puts its
+ops between convolutions, so that their gradients flow into trained weights on both sides."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import models
+
+CLASSES = 10
+
+
+class Probe(nn.Module):
+    """conv -> body (the ops under test, on [B, 6, 8, 8]) -> conv -> global average -> fc."""
+
+    def __init__(self, body):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 6, 3, padding=1)
+        self.body = body
+        self.head = nn.Conv2d(6, 8, 3, padding=1)
+        self.fc = nn.Linear(8, CLASSES)
+
+    def forward(self, x):
+        x = self.head(self.body(self.stem(x)))
+        return self.fc(x.mean(dim=(2, 3)))
+
+
+class Padded(nn.Module):
+    """F.pad in a border mode (PyTorch's reflect and replicate export as ONNX reflect and edge)."""
+
+    def __init__(self, mode):
+        super().__init__()
+        self.mode = mode
+
+    def forward(self, x):
+        return F.pad(x, (1, 2, 2, 1), mode=self.mode)
+
+
+class Tiled(nn.Module):
+    """x.repeat on a run-time tensor: exported as ONNX Tile with constant repeats."""
+
+    def forward(self, x):
+        return x.repeat(1, 1, 2, 3)
+
+
+def probe_family(name, body, seed):
+    torch.manual_seed(seed)
+    model = Probe(body)
+    # Sparse scheme: the head and classifier train, the stem and the body stay frozen, so that the
+    # body's ops are differentiated for their input only.
+    fam = models.image_family(name, model, hw=8, seed=seed,
+                              sparse_rules=[{"match": "head.*"}, {"match": "fc.*"}],
+                              sparse_params={n for n, _ in model.named_parameters() if n.startswith(("head.", "fc."))})
+    return fam
+
+
+class Pool1dNet(nn.Module):
+    """1-D convolutions and pooling on [B, 3, 16] (pock runs both as 2-D with H = 1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv1d(3, 6, 3)
+        self.pool1 = nn.MaxPool1d(2)
+        self.conv2 = nn.Conv1d(6, 8, 3, padding=1)
+        self.pool2 = nn.AvgPool1d(3, stride=2, padding=1)
+        self.fc = nn.Linear(8, CLASSES)
+
+    def forward(self, x):
+        x = self.pool2(self.conv2(torch.tanh(self.pool1(self.conv1(x)))))
+        return self.fc(x.mean(dim=2))
+
+
+def pool1d_family(seed):
+    torch.manual_seed(seed)
+    model = Pool1dNet()
+
+    def make_batch(step):
+        g = torch.Generator().manual_seed(seed + step)
+        return {"input": torch.randn(models.BATCH, 3, 16, generator=g)}, torch.randint(0, CLASSES, (models.BATCH,), generator=g)
+    inputs, _ = make_batch(-1)
+    return models.Family("pool1d", model, inputs, make_batch, [17], [{"match": "conv2.*"}, {"match": "fc.*"}],
+                         {n for n, _ in model.named_parameters() if n.startswith(("conv2.", "fc."))})
+
+
+def families():
+    return [
+        probe_family("elu_selu_celu", nn.Sequential(nn.ELU(0.7), nn.Conv2d(6, 6, 1), nn.SELU(),
+                                                    nn.Conv2d(6, 6, 1), nn.CELU(1.5)), 2000),
+        # PyTorch writes Mish as Softplus -> Tanh -> Mul.
+        probe_family("softplus_mish", nn.Sequential(nn.Softplus(), nn.Conv2d(6, 6, 1), nn.Mish()), 2100),
+        # One slope per channel, exported as [C] unsqueezed to [C, 1, 1]; both slopes train. (A
+        # single shared slope is a one-element initializer, which the importer keeps constant.)
+        probe_family("prelu", nn.Sequential(nn.PReLU(6, init=0.1), nn.Conv2d(6, 6, 1), nn.PReLU(6, init=-0.3)), 2200),
+        # The Tanh keeps the head's input from summing to zero over each plane (an instance-normalized
+        # plane does): the head's centre taps would get a gradient of pure rounding noise, which AdamW
+        # turns into full-size steps.
+        probe_family("instance_norm", nn.Sequential(nn.InstanceNorm2d(6, affine=True), nn.ReLU(), nn.Conv2d(6, 6, 1),
+                                                    nn.InstanceNorm2d(6, affine=True, eps=1e-3), nn.Tanh()), 2300),
+        probe_family("pad_reflect_edge", nn.Sequential(Padded("reflect"), nn.Conv2d(6, 6, 3), nn.Tanh(),
+                                                       Padded("replicate")), 2400),
+        probe_family("tile", nn.Sequential(nn.Conv2d(6, 6, 1), Tiled(), nn.Conv2d(6, 6, 3, padding=1)), 2500),
+        pool1d_family(2600),
+        # 2x upsampling as decoders write it, then a grouped one with the padding wider than the stride.
+        probe_family("conv_transpose", nn.Sequential(nn.ConvTranspose2d(6, 6, 3, stride=2, padding=1, output_padding=1),
+                                                     nn.Tanh(), nn.ConvTranspose2d(6, 6, 2, stride=1, padding=1, groups=2)),
+                     2700),
+    ]
