@@ -1,8 +1,9 @@
-// ONNX frontend: an .onnx file (opsets 13-17, as torch.onnx.export and tf2onnx write them) becomes
-// a pock::Graph whose parameters keep the initializers' names. Shape computations that exporters
-// emit on static shapes (Shape/Gather/Concat/Range chains, Constant, Identity, Cast) are folded at
-// import; what cannot be mapped (an unsupported op, a dynamic shape, a malformed file) is an error
-// naming the op, the node and the input. docs/onnx.md lists the mapping and its limits.
+// ONNX frontend: an .onnx file (default-domain opsets 7-23, as torch.onnx.export, tf2onnx and
+// jax2onnx write them) becomes a pock::Graph whose parameters keep the initializers' names. Shape
+// computations that exporters emit on static shapes (Shape/Gather/Concat/Range chains, Constant,
+// Identity, Cast) are folded at import; what cannot be mapped (an unsupported op, a dynamic
+// shape, a malformed file) is an error naming the op, the node and the input. docs/onnx.md lists
+// the mapping and its limits.
 #pragma once
 #include <cstddef>
 #include <map>

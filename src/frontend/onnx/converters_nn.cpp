@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "frontend/onnx/converters_pool_nd.hpp"
 #include "frontend/onnx/import_context.hpp"
 
 namespace pock::onnx_import {
@@ -92,6 +93,19 @@ Status convert_conv(NodeView& node) {
                          Attrs{{"strides", strides}, {"pads", pads}, {"dilations", dilations}, {"groups", group}});
 }
 
+// RMSNormalization (opset 23): pock's RMSNorm over x.shape[axis:], with a scale of that shape.
+// stash_type 1 (float32 statistics) is what pock computes; another type would change the numbers.
+Status convert_rms_normalization(NodeView& node) {
+  POCK_ASSIGN_OR_RETURN(int64_t axis, node.attrs().get_int("axis", -1));
+  POCK_ASSIGN_OR_RETURN(double eps, node.attrs().get_float("epsilon", 1e-5));
+  POCK_ASSIGN_OR_RETURN(int64_t stash_type, node.attrs().get_int("stash_type", 1));
+  if (stash_type != 1) return node.unsupported("stash_type " + std::to_string(stash_type) + " (pock computes in float32, 1)");
+  POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
+  POCK_ASSIGN_OR_RETURN(TensorId scale, node.input(1));
+  POCK_ASSIGN_OR_RETURN(auto y, node.emit("RMSNorm", {x, scale}, Attrs{{"axis", axis}, {"eps", eps}}));
+  return node.bind_output(0, y[0]);
+}
+
 // Running statistics become state tensors (updated by the train function, kept in checkpoints).
 // ONNX momentum weighs the old running value (default 0.9); pock's is PyTorch's (new value).
 Status convert_batch_norm(NodeView& node) {
@@ -146,76 +160,6 @@ Status convert_pool1d(NodeView& node, const char* op) {
   POCK_ASSIGN_OR_RETURN(auto x4, node.emit("Unsqueeze", {x}, at_h, "x_2d"));
   POCK_ASSIGN_OR_RETURN(auto y, node.emit(op, {x4[0]}, attrs, "pool2d"));
   return node.emit_final("Squeeze", {y[0]}, at_h);
-}
-
-// Pooling over more than two spatial axes where only two (or fewer) have a real window, the
-// others a unit window (kernel 1, stride 1, no padding): jax2onnx writes `reduce_window` on NHWC
-// as MaxPool over [1, 1, N, H, W, C] with kernel [1, kh, kw, 1]. The unit-window axes join the
-// channels (moved there by a Transpose when they are not already next to them), the 2-D pooling
-// runs, and the layout is restored.
-Status convert_pool_unit_axes(NodeView& node, const char* op) {
-  const Shape& x = node.value(0).shape;
-  const size_t s = x.size() - 2;
-  const NodeAttrs& at = node.attrs();
-  POCK_ASSIGN_OR_RETURN(Ints kernel, at.get_ints("kernel_shape", {}));
-  POCK_ASSIGN_OR_RETURN(Ints strides, at.get_ints("strides", Ints(s, 1)));
-  POCK_ASSIGN_OR_RETURN(Ints dilations, at.get_ints("dilations", Ints(s, 1)));
-  POCK_ASSIGN_OR_RETURN(Ints pads, at.get_ints("pads", Ints(2 * s, 0)));
-  POCK_ASSIGN_OR_RETURN(std::string auto_pad, at.get_string("auto_pad", "NOTSET"));
-  if (kernel.size() != s || strides.size() != s || dilations.size() != s || pads.size() != 2 * s) {
-    return node.error("window attributes must have " + std::to_string(s) + " values per axis for input " + shape_str(x));
-  }
-  if (auto_pad != "NOTSET" && auto_pad != "VALID") {
-    return node.unsupported("auto_pad " + auto_pad + " on pooling over " + std::to_string(s) + " spatial axes");
-  }
-  if (auto_pad == "VALID") pads.assign(2 * s, 0);
-  if (node.output_used(1)) return node.unsupported("output 1 (argmax indices) is not supported");
-  std::vector<size_t> window, unit;
-  for (size_t d = 0; d < s; ++d) {
-    const bool is_unit = kernel[d] == 1 && strides[d] == 1 && pads[d] == 0 && pads[d + s] == 0;
-    (is_unit ? unit : window).push_back(d);
-  }
-  if (window.size() > 2) {
-    return node.unsupported("pooling with a window on " + std::to_string(window.size()) + " spatial axes (kernel " +
-                            shape_str(kernel) + "); pock pools over at most 2");
-  }
-  while (window.size() < 2) {  // the last unit axes serve as the pooled ones
-    window.push_back(unit.back());
-    unit.pop_back();
-  }
-  std::sort(window.begin(), window.end());
-  for (size_t d : window) {
-    if (dilations[d] != 1) return node.unsupported("dilated pooling is not supported");
-  }
-  Ints perm{0, 1};
-  Ints merged{x[0], x[1], x[2 + window[0]], x[2 + window[1]]};
-  for (size_t d : unit) {
-    perm.push_back(static_cast<int64_t>(2 + d));
-    merged[1] *= x[2 + d];
-  }
-  for (size_t d : window) perm.push_back(static_cast<int64_t>(2 + d));
-  bool identity = true;
-  for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
-  POCK_ASSIGN_OR_RETURN(TensorId t, node.input(0));
-  if (!identity) {
-    POCK_ASSIGN_OR_RETURN(auto moved, node.emit("Transpose", {t}, Attrs{{"perm", perm}}, "unit_axes_first"));
-    t = moved[0];
-  }
-  POCK_ASSIGN_OR_RETURN(auto x4, node.emit("Reshape", {t}, Attrs{{"shape", merged}}, "x_2d"));
-  const size_t a = window[0], b = window[1];
-  POCK_ASSIGN_OR_RETURN(Attrs attrs, pool2d_attrs(at, op, Ints{kernel[a], kernel[b]}, Ints{strides[a], strides[b]},
-                                                 Ints{pads[a], pads[b], pads[a + s], pads[b + s]}));
-  POCK_ASSIGN_OR_RETURN(auto y4, node.emit(op, {x4[0]}, attrs, "pool2d"));
-  const Shape& pooled = node.ctx().graph.tensor(y4[0]).shape;
-  Ints unmerged{x[0], x[1]};
-  for (size_t d : unit) unmerged.push_back(x[2 + d]);
-  unmerged.push_back(pooled[2]);
-  unmerged.push_back(pooled[3]);
-  if (identity) return node.emit_final("Reshape", {y4[0]}, Attrs{{"shape", unmerged}});
-  POCK_ASSIGN_OR_RETURN(auto y, node.emit("Reshape", {y4[0]}, Attrs{{"shape", unmerged}}, "unit_axes_back"));
-  Ints inverse(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
-  return node.emit_final("Transpose", {y[0]}, Attrs{{"perm", inverse}});
 }
 
 Status convert_pool(NodeView& node, const char* op) {
@@ -300,19 +244,6 @@ Status convert_layer_norm(NodeView& node) {
   while (in.back() == kNoTensor) in.pop_back();
   POCK_ASSIGN_OR_RETURN(auto y, node.emit("LayerNorm", in, Attrs{{"axis", axis}, {"eps", eps}}));
   POCK_RETURN_IF_ERROR(bind_layer_norm_statistics(node, y, axis));
-  return node.bind_output(0, y[0]);
-}
-
-// RMSNormalization (opset 23): pock's RMSNorm over x.shape[axis:], with a scale of that shape.
-// stash_type 1 (float32 statistics) is what pock computes; another type would change the numbers.
-Status convert_rms_normalization(NodeView& node) {
-  POCK_ASSIGN_OR_RETURN(int64_t axis, node.attrs().get_int("axis", -1));
-  POCK_ASSIGN_OR_RETURN(double eps, node.attrs().get_float("epsilon", 1e-5));
-  POCK_ASSIGN_OR_RETURN(int64_t stash_type, node.attrs().get_int("stash_type", 1));
-  if (stash_type != 1) return node.unsupported("stash_type " + std::to_string(stash_type) + " (pock computes in float32, 1)");
-  POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
-  POCK_ASSIGN_OR_RETURN(TensorId scale, node.input(1));
-  POCK_ASSIGN_OR_RETURN(auto y, node.emit("RMSNorm", {x, scale}, Attrs{{"axis", axis}, {"eps", eps}}));
   return node.bind_output(0, y[0]);
 }
 

@@ -127,4 +127,21 @@ Status check_node_schemas(const onnx::GraphProto& graph, int64_t opset) {
   return Status::ok();
 }
 
+Status check_unchanged_until(const onnx::GraphProto& graph, int64_t opset, int64_t first) {
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& node = graph.node(i);
+    if (!node.domain().empty() && node.domain() != "ai.onnx") continue;
+    const onnx::OpSchema* then = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "");
+    const onnx::OpSchema* now = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(first), "");
+    if (then && now && then->since_version() == now->since_version()) continue;
+    const std::string version = then ? node.op_type() + "-" + std::to_string(then->since_version()) : "not defined";
+    return Status(Code::kUnsupportedOp, "the model uses ONNX opset " + std::to_string(opset) +
+                                            "; pock reads a model below opset " + std::to_string(first) +
+                                            " only when its ops are unchanged at " + std::to_string(first) + ", but " +
+                                            node_text(i, node) + " is " + version +
+                                            " there (re-export at a newer opset, or convert with onnx.version_converter)");
+  }
+  return Status::ok();
+}
+
 }  // namespace pock::onnx_import

@@ -16,4 +16,8 @@ namespace pock::onnx_import {
 // the model declares is refused.
 Status check_node_schemas(const onnx::GraphProto& graph, int64_t opset);
 
+// A model below `first` (the oldest opset pock imports) is read as written at `first` when each of
+// its default-domain ops has the same version at both: the error names the first op that does not.
+Status check_unchanged_until(const onnx::GraphProto& graph, int64_t opset, int64_t first);
+
 }  // namespace pock::onnx_import
