@@ -102,6 +102,7 @@ Status reduce_max_grad(InferContext& ctx) {
 // dy [..., N] and w [N, K] -> dx [..., K].
 Status linear_input_grad(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
+  POCK_RETURN_IF_ERROR(schema::require_gemm_compute(ctx));
   POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
   const Shape& dy = ctx.in(0).shape;
   const Shape& w = ctx.in(1).shape;
@@ -134,6 +135,7 @@ Status linear_int8_input_grad(InferContext& ctx) {
 // dy [..., N] and x [..., K] -> dw [N, K] (summed over the leading dimensions).
 Status linear_weight_grad(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
+  POCK_RETURN_IF_ERROR(schema::require_gemm_compute(ctx));
   POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
   const Shape& dy = ctx.in(0).shape;
   const Shape& x = ctx.in(1).shape;
@@ -163,11 +165,11 @@ void register_elementwise_grad_schemas(SchemaRegistry& r) {
   add(r, "MaximumGrad", 3, 3, 2, 2, binary_grad, "(dy, a, b) -> (da, db) at dy's shape; ties split evenly");
   add(r, "MinimumGrad", 3, 3, 2, 2, binary_grad, "(dy, a, b) -> (da, db) at dy's shape; ties split evenly");
   add(r, "PowGrad", 3, 3, 2, 2, binary_grad, "(dy, a, b) -> (dy b a^(b-1), dy a^b ln a) at dy's shape");
-  add(r, "LinearInputGrad", 2, 2, 1, 1, linear_input_grad, "(dy [..., N], w [N, K]) -> dy w [..., K]");
+  add(r, "LinearInputGrad", 2, 2, 1, 1, linear_input_grad, "(dy [..., N], w [N, K]) -> dy w [..., K]; compute (f32 | bf16)");
   add(r, "LinearInt8InputGrad", 3, 3, 1, 1, linear_int8_input_grad,
       "(dy [..., N], w_t [K, N] i8, scale [N]) -> dx [..., K]: rows of dy * scale quantized to int8 as LinearInt8 "
       "quantizes x, int32 products with the transposed int8 weight");
-  add(r, "LinearWeightGrad", 2, 2, 1, 1, linear_weight_grad, "(dy [..., N], x [..., K]) -> dyᵀ x [N, K]");
+  add(r, "LinearWeightGrad", 2, 2, 1, 1, linear_weight_grad, "(dy [..., N], x [..., K]) -> dyᵀ x [N, K]; compute (f32 | bf16)");
 }
 
 }  // namespace pock

@@ -1,0 +1,157 @@
+#include "kernels/cpu/bf16_gemm.hpp"
+
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "kernels/bf16_round.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define POCK_BF16_X86 1
+#endif
+
+#ifdef POCK_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace pock::cpu {
+namespace {
+
+#if defined(POCK_BF16_X86) && defined(POCK_HAVE_DNNL)
+// CPUID leaf 7 sub-leaf 1, EAX bit 5 (AVX512_BF16). Asked directly: clang 14's
+// __builtin_cpu_supports knows no "avx512bf16".
+bool cpu_has_avx512_bf16() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) return false;
+  return (eax & (1u << 5)) != 0;
+}
+#endif
+
+}  // namespace
+
+Bf16Isa bf16_isa() {
+#if defined(POCK_BF16_X86) && defined(POCK_HAVE_DNNL)
+  static const Bf16Isa best = cpu_has_avx512_bf16() ? Bf16Isa::kAvx512Bf16 : Bf16Isa::kF32Fma;
+  const char* forced = std::getenv("POCK_BF16_ISA");
+  if (forced && std::string_view(forced) == "fp32") return Bf16Isa::kF32Fma;
+  return best;
+#else
+  return Bf16Isa::kF32Fma;
+#endif
+}
+
+void round_to_bf16(const float* in, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = pock_round_bf16(in[i]);
+}
+
+#ifdef POCK_HAVE_DNNL
+
+// oneDNN's C++ API reports errors as dnnl::error exceptions; they stop here, as a Status.
+struct DnnlBf16Gemm::Primitives {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  Bf16GemmShape shape;
+  // f32 -> bf16 of all of a and of b: 1-D reorders (round to nearest even, as bf16_round.h).
+  dnnl::memory a_f32, a_bf16, b_f32, b_bf16;
+  dnnl::reorder to_bf16_a, to_bf16_b;
+  // One [M, N] product; its memories are re-pointed at each pair of offsets.
+  dnnl::memory src, weights, bias, dst;
+  dnnl::matmul matmul;
+  std::unordered_map<int, dnnl::memory> args;  // made once: the handles above share their memories
+};
+
+namespace {
+
+using dt = dnnl::memory::data_type;
+
+dnnl::memory::desc flat(int64_t elems, dt type) { return dnnl::memory::desc({elems}, type, dnnl::memory::format_tag::a); }
+
+// A row-major operand [rows, cols] (its transpose when `transposed`) with leading dimension ld.
+dnnl::memory::desc matrix(int64_t rows, int64_t cols, bool transposed, int64_t ld, dt type) {
+  return dnnl::memory::desc({rows, cols}, type, transposed ? dnnl::memory::dims{1, ld} : dnnl::memory::dims{ld, 1});
+}
+
+}  // namespace
+
+DnnlBf16Gemm::DnnlBf16Gemm(std::unique_ptr<Primitives> p) : p_(std::move(p)) {}
+DnnlBf16Gemm::~DnnlBf16Gemm() = default;
+
+Result<std::unique_ptr<DnnlBf16Gemm>> DnnlBf16Gemm::create(const Bf16GemmShape& s) {
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.a_elems <= 0 || s.b_elems <= 0) {
+    return Status(Code::kInvalidArgument, "bf16 GEMM: oneDNN takes no empty operand");
+  }
+  try {
+    auto p = std::make_unique<Primitives>();
+    p->shape = s;
+    p->a_f32 = dnnl::memory(flat(s.a_elems, dt::f32), p->engine, DNNL_MEMORY_NONE);
+    p->a_bf16 = dnnl::memory(flat(s.a_elems, dt::bf16), p->engine);  // oneDNN allocates the scratch
+    p->b_f32 = dnnl::memory(flat(s.b_elems, dt::f32), p->engine, DNNL_MEMORY_NONE);
+    p->b_bf16 = dnnl::memory(flat(s.b_elems, dt::bf16), p->engine);
+    p->to_bf16_a = dnnl::reorder(p->a_f32, p->a_bf16);
+    p->to_bf16_b = dnnl::reorder(p->b_f32, p->b_bf16);
+    const auto src = matrix(s.m, s.k, s.transpose_a, s.lda, dt::bf16);
+    const auto weights = matrix(s.k, s.n, s.transpose_b, s.ldb, dt::bf16);
+    const auto dst = matrix(s.m, s.n, false, s.n, dt::f32);
+    const auto bias = dnnl::memory::desc({1, s.n}, dt::f32, dnnl::memory::format_tag::ab);
+    const dnnl::matmul::desc desc = s.bias ? dnnl::matmul::desc(src, weights, bias, dst) : dnnl::matmul::desc(src, weights, dst);
+    p->matmul = dnnl::matmul(dnnl::matmul::primitive_desc(desc, p->engine));
+    p->src = dnnl::memory(src, p->engine, DNNL_MEMORY_NONE);
+    p->weights = dnnl::memory(weights, p->engine, DNNL_MEMORY_NONE);
+    p->dst = dnnl::memory(dst, p->engine, DNNL_MEMORY_NONE);
+    p->args = {{DNNL_ARG_SRC, p->src}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_DST, p->dst}};
+    if (s.bias) {
+      p->bias = dnnl::memory(bias, p->engine, DNNL_MEMORY_NONE);
+      p->args.emplace(DNNL_ARG_BIAS, p->bias);
+    }
+    return std::unique_ptr<DnnlBf16Gemm>(new DnnlBf16Gemm(std::move(p)));
+  } catch (const dnnl::error& e) {
+    return Status(Code::kInternal, std::string("bf16 GEMM: oneDNN could not make its primitives: ") + e.what());
+  }
+}
+
+Status DnnlBf16Gemm::run(const float* a, const float* b, const float* bias, float* y,
+                         const std::vector<int64_t>& a_offsets, const std::vector<int64_t>& b_offsets) const {
+  Primitives& p = *p_;
+  try {
+    // oneDNN reads through non-const handles but never writes a source.
+    p.a_f32.set_data_handle(const_cast<float*>(a));
+    p.b_f32.set_data_handle(const_cast<float*>(b));
+    p.to_bf16_a.execute(p.stream, p.a_f32, p.a_bf16);
+    p.to_bf16_b.execute(p.stream, p.b_f32, p.b_bf16);
+    if (p.shape.bias) p.bias.set_data_handle(const_cast<float*>(bias));
+    auto* a16 = static_cast<uint16_t*>(p.a_bf16.get_data_handle());
+    auto* b16 = static_cast<uint16_t*>(p.b_bf16.get_data_handle());
+    const int64_t block = p.shape.m * p.shape.n;
+    for (size_t i = 0; i < a_offsets.size(); ++i) {
+      p.src.set_data_handle(a16 + a_offsets[i]);
+      p.weights.set_data_handle(b16 + b_offsets[i]);
+      p.dst.set_data_handle(y + static_cast<int64_t>(i) * block);
+      p.matmul.execute(p.stream, p.args);
+    }
+    p.stream.wait();
+  } catch (const dnnl::error& e) {
+    return Status(Code::kInternal, std::string("bf16 GEMM: oneDNN failed: ") + e.what());
+  }
+  return Status::ok();
+}
+
+#else  // no oneDNN: bf16_isa() is always kF32Fma
+
+struct DnnlBf16Gemm::Primitives {};
+DnnlBf16Gemm::DnnlBf16Gemm(std::unique_ptr<Primitives> p) : p_(std::move(p)) {}
+DnnlBf16Gemm::~DnnlBf16Gemm() = default;
+
+Result<std::unique_ptr<DnnlBf16Gemm>> DnnlBf16Gemm::create(const Bf16GemmShape&) {
+  return Status(Code::kUnsupportedOp, "bf16 GEMM: this build has no oneDNN");
+}
+
+Status DnnlBf16Gemm::run(const float*, const float*, const float*, float*, const std::vector<int64_t>&,
+                         const std::vector<int64_t>&) const {
+  return Status(Code::kUnsupportedOp, "bf16 GEMM: this build has no oneDNN");
+}
+
+#endif
+
+}  // namespace pock::cpu
