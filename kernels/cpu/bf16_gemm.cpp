@@ -13,6 +13,8 @@
 #endif
 
 #ifdef POCK_HAVE_DNNL
+#include <dlfcn.h>
+
 #include <oneapi/dnnl/dnnl.hpp>
 #endif
 
@@ -60,11 +62,21 @@ struct DnnlBf16Gemm::Primitives {
   dnnl::memory src, weights, bias, dst;
   dnnl::matmul matmul;
   std::unordered_map<int, dnnl::memory> args;  // made once: the handles above share their memories
+  int threads = 0;                             // the op's num_threads; 0: oneDNN's default
 };
 
 namespace {
 
 using dt = dnnl::memory::data_type;
+
+// oneDNN as Debian builds it runs on GNU OpenMP, whose thread count belongs to the calling thread
+// (omp_set_num_threads). libdnnl brings libgomp into the process; asking for the function by name
+// spares pock_runtime -fopenmp, which would turn on OpenMP pragmas elsewhere in the backend.
+void set_openmp_threads(int threads) {
+  using SetThreads = void (*)(int);
+  static const auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  if (set && threads > 0) set(threads);
+}
 
 dnnl::memory::desc flat(int64_t elems, dt type) { return dnnl::memory::desc({elems}, type, dnnl::memory::format_tag::a); }
 
@@ -78,13 +90,14 @@ dnnl::memory::desc matrix(int64_t rows, int64_t cols, bool transposed, int64_t l
 DnnlBf16Gemm::DnnlBf16Gemm(std::unique_ptr<Primitives> p) : p_(std::move(p)) {}
 DnnlBf16Gemm::~DnnlBf16Gemm() = default;
 
-Result<std::unique_ptr<DnnlBf16Gemm>> DnnlBf16Gemm::create(const Bf16GemmShape& s) {
+Result<std::unique_ptr<DnnlBf16Gemm>> DnnlBf16Gemm::create(const Bf16GemmShape& s, int32_t num_threads) {
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.a_elems <= 0 || s.b_elems <= 0) {
     return Status(Code::kInvalidArgument, "bf16 GEMM: oneDNN takes no empty operand");
   }
   try {
     auto p = std::make_unique<Primitives>();
     p->shape = s;
+    p->threads = num_threads;
     p->a_f32 = dnnl::memory(flat(s.a_elems, dt::f32), p->engine, DNNL_MEMORY_NONE);
     p->a_bf16 = dnnl::memory(flat(s.a_elems, dt::bf16), p->engine);  // oneDNN allocates the scratch
     p->b_f32 = dnnl::memory(flat(s.b_elems, dt::f32), p->engine, DNNL_MEMORY_NONE);
@@ -114,6 +127,7 @@ Result<std::unique_ptr<DnnlBf16Gemm>> DnnlBf16Gemm::create(const Bf16GemmShape& 
 Status DnnlBf16Gemm::run(const float* a, const float* b, const float* bias, float* y,
                          const std::vector<int64_t>& a_offsets, const std::vector<int64_t>& b_offsets) const {
   Primitives& p = *p_;
+  set_openmp_threads(p.threads);
   try {
     // oneDNN reads through non-const handles but never writes a source.
     p.a_f32.set_data_handle(const_cast<float*>(a));
@@ -143,7 +157,7 @@ struct DnnlBf16Gemm::Primitives {};
 DnnlBf16Gemm::DnnlBf16Gemm(std::unique_ptr<Primitives> p) : p_(std::move(p)) {}
 DnnlBf16Gemm::~DnnlBf16Gemm() = default;
 
-Result<std::unique_ptr<DnnlBf16Gemm>> DnnlBf16Gemm::create(const Bf16GemmShape&) {
+Result<std::unique_ptr<DnnlBf16Gemm>> DnnlBf16Gemm::create(const Bf16GemmShape&, int32_t) {
   return Status(Code::kUnsupportedOp, "bf16 GEMM: this build has no oneDNN");
 }
 

@@ -35,7 +35,8 @@ struct Bf16GemmShape {
 // the operands. Only with oneDNN (POCK_HAVE_DNNL); create() fails clearly without it.
 class DnnlBf16Gemm {
  public:
-  static Result<std::unique_ptr<DnnlBf16Gemm>> create(const Bf16GemmShape& shape);
+  // num_threads: the op's (0: every core).
+  static Result<std::unique_ptr<DnnlBf16Gemm>> create(const Bf16GemmShape& shape, int32_t num_threads);
   ~DnnlBf16Gemm();
   // y[i] = op(a + a_offsets[i]) op(b + b_offsets[i]) (+ bias), y[i] the i-th [M, N] block of y.
   Status run(const float* a, const float* b, const float* bias, float* y, const std::vector<int64_t>& a_offsets,

@@ -14,7 +14,7 @@ Status GemmPlan::prepare(int64_t a_elems, int64_t b_elems, int32_t num_threads) 
   if (!bf16 || m == 0 || n == 0 || k == 0) return Status::ok();
   if (bf16_isa() == Bf16Isa::kAvx512Bf16) {
     Bf16GemmShape s{m, n, k, transpose_a, transpose_b, lda, ldb, a_elems, b_elems, bias};
-    POCK_ASSIGN_OR_RETURN(dnnl_, DnnlBf16Gemm::create(s));
+    POCK_ASSIGN_OR_RETURN(dnnl_, DnnlBf16Gemm::create(s, num_threads));
     return Status::ok();
   }
   try {
