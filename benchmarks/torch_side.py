@@ -2,8 +2,10 @@
 
   torch_side.py export WORKLOAD DIR   ONNX files for pockc (and ONNX Runtime) from the seeded model,
                                       and the batch (batch.npz) every side trains on
-  torch_side.py train WORKLOAD SCHEME --threads T --steps N --warmup K
-                                      eager training steps; prints one JSON line
+  torch_side.py train WORKLOAD SCHEME --threads T --steps N --warmup K [--autocast-bf16]
+                                      eager training steps; prints one JSON line. --autocast-bf16:
+                                      forward and loss under torch.autocast("cpu", bfloat16)
+                                      (PyTorch's own bf16 scheme: f32 master weights)
   torch_side.py check-loss WORKLOAD   each scheme's first loss with Dropout off (the reference the
                                       TensorFlow side must match: its Dropout masks differ)
 
@@ -167,8 +169,9 @@ def cmd_train(args):
     for step in range(args.warmup + args.steps):
         t0, c0 = time.perf_counter(), time.process_time()
         opt.zero_grad(set_to_none=True)
-        logits = model(*inputs.values())
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.autocast_bf16):
+            logits = model(*inputs.values())
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1))
         loss.backward()
         opt.step()
         dt, cpu = (time.perf_counter() - t0) * 1e3, (time.process_time() - c0) * 1e3
@@ -212,6 +215,7 @@ def main():
     t.add_argument("--threads", type=int, default=1)
     t.add_argument("--steps", type=int, default=10)
     t.add_argument("--warmup", type=int, default=2)
+    t.add_argument("--autocast-bf16", action="store_true")
     c = sub.add_parser("check-loss")
     c.add_argument("workload")
     args = ap.parse_args()

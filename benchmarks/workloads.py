@@ -174,8 +174,20 @@ def gpu_workloads():
     ]
 
 
+# bf16_bench.py's loss curves (issue 18): the SmolLM2-135M shape on 64 tokens a step, so that
+# 2 x 200 steps fit in minutes on 2 shared cores. Not in workloads().
+def curve_workloads():
+    return [
+        Workload("llama-curve", "LLaMA decoder, SmolLM2-135M shape, seq 32, batch 2",
+                 lambda: hf_init(parity_models().LlamaMini(vocab=49152, d=576, heads=9, ffn=1536, layers=30,
+                                                         kv_heads=3, tie=True, rope_theta=100000.0)),
+                 {"input_ids": ((2, 32), "int64", 49152)}, (2, 32), 49152,
+                 "tokens", 2 * 32, LLAMA_SPARSE, steps=4, warmup=1, ort=False),
+    ]
+
+
 def by_name(name):
-    for w in workloads() + gpu_workloads():
+    for w in workloads() + gpu_workloads() + curve_workloads():
         if w.name == name:
             return w
     raise KeyError(name)

@@ -14,6 +14,8 @@ PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler zlib1g-dev nlohmann-json3-dev libeigen3-dev catch2
   # fast CPU kernels
   libopenblas-dev libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
+  # bf16 GEMMs on x86 (recipe precision "bf16"; optional: without it they round in f32)
+  libdnnl-dev
   # ONNX import; pockc's .npz support; micro-benchmarks
   libonnx-dev libprotobuf-dev protobuf-compiler libzip-dev libbenchmark-dev
   # PyTorch parity tests (run under /usr/bin/python3) and the demo's data

@@ -1,7 +1,8 @@
-// MatMul and Linear through OpenBLAS sgemm (benchmarks/RESULTS.md: faster than Eigen here).
-// Everything shape-dependent — leading dims, transposes, the batch offsets of a broadcast batched
-// MatMul — is worked out once at prepare; a run is one sgemm per matrix pair, or a single sgemm
-// when the batch folds into M.
+// MatMul and Linear through OpenBLAS sgemm (benchmarks/RESULTS.md: faster than Eigen here), or
+// with compute "bf16" through bf16 operands (kernels/cpu/gemm_plan.hpp). Everything
+// shape-dependent — leading dims, transposes, the batch offsets of a broadcast batched MatMul — is
+// worked out once at prepare; a run is one GEMM per matrix pair, or a single one when the batch
+// folds into M.
 #include "kernels/cpu/cpu_families.hpp"
 
 #ifdef POCK_HAVE_OPENBLAS
@@ -9,31 +10,13 @@
 #include <new>
 #include <vector>
 
-#include "kernels/cpu/activation_epilogue.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/cpu_util.hpp"
+#include "kernels/cpu/gemm_plan.hpp"
 #include "kernels/params/linalg.hpp"
 
 namespace pock::cpu {
 namespace {
-
-// One row-major product y[M, N] = op(a) op(b), repeated over `batches` pairs of offsets.
-struct GemmPlan {
-  int64_t m = 0, n = 0, k = 0;
-  bool transpose_a = false, transpose_b = false;
-  int64_t lda = 1, ldb = 1;
-  std::vector<int64_t> a_offsets, b_offsets;  // in floats, one per output matrix
-  Activation activation = Activation::kNone;  // Linear's fused epilogue; MatMul has none
-  void run(const float* a, const float* b, float* y, float beta) const {
-    if (m == 0 || n == 0) return;
-    for (size_t i = 0; i < a_offsets.size(); ++i) {
-      cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,
-                  static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a + a_offsets[i],
-                  static_cast<int>(lda), b + b_offsets[i], static_cast<int>(ldb), beta,
-                  y + static_cast<int64_t>(i) * m * n, static_cast<int>(n));
-    }
-  }
-};
 
 // ---- MatMul ---------------------------------------------------------------------------------
 
@@ -111,14 +94,18 @@ Status matmul_prepare(const pock_op_desc& op, void** state) {
     delete plan;
     return c.error("too many rows for cblas");
   }
-  configure_blas_threads(op.num_threads);
+  plan->bf16 = p.bf16;
+  const Status prepared = plan->prepare(numel(a), numel(b), op.num_threads);
+  if (!prepared.is_ok()) {
+    delete plan;
+    return c.error(prepared.message());
+  }
   *state = plan;
   return Status::ok();
 }
 
 Status matmul_run(const KernelCall& c) {
-  static_cast<const GemmPlan*>(c.state)->run(c.in_data<float>(0), c.in_data<float>(1), c.out_data<float>(0), 0.0f);
-  return Status::ok();
+  return static_cast<const GemmPlan*>(c.state)->run(c.in_data<float>(0), c.in_data<float>(1), nullptr, c.out_data<float>(0));
 }
 
 void gemm_release(void* state) { delete static_cast<GemmPlan*>(state); }
@@ -150,24 +137,20 @@ Status linear_prepare(const pock_op_desc& op, void** state) {
   plan->a_offsets = {0};
   plan->b_offsets = {0};
   plan->activation = p.activation;
-  configure_blas_threads(op.num_threads);
+  plan->bias = op.num_inputs > 2 && is_present(op.inputs[2]);
+  plan->bf16 = p.bf16;
+  const Status prepared = plan->prepare(numel(x), numel(w), op.num_threads);
+  if (!prepared.is_ok()) {
+    delete plan;
+    return call_of(op).error(prepared.message());
+  }
   *state = plan;
   return Status::ok();
 }
 
 Status linear_run(const KernelCall& c) {
-  const auto* plan = static_cast<const GemmPlan*>(c.state);
-  float* y = c.out_data<float>(0);
-  float beta = 0.0f;
-  if (c.num_inputs() > 2 && c.has_input(2)) {
-    // Start every row from the bias and let sgemm accumulate onto it (beta = 1).
-    const float* bias = c.in_data<float>(2);
-    for (int64_t r = 0; r < plan->m; ++r) std::copy(bias, bias + plan->n, y + r * plan->n);
-    beta = 1.0f;
-  }
-  plan->run(c.in_data<float>(0), c.in_data<float>(1), y, beta);
-  apply_activation_inplace(plan->activation, y, plan->m * plan->n);
-  return Status::ok();
+  const float* bias = c.num_inputs() > 2 && c.has_input(2) ? c.in_data<float>(2) : nullptr;
+  return static_cast<const GemmPlan*>(c.state)->run(c.in_data<float>(0), c.in_data<float>(1), bias, c.out_data<float>(0));
 }
 
 KernelDef def(const char* op, KernelFn run, KernelPrepareFn prepare, bool (*accepts)(const pock_op_desc&)) {

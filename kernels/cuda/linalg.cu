@@ -62,7 +62,7 @@ bool matmul_accepts(const pock_op_desc& op) {
   if (op.num_inputs != 2 || !same_float_dtype(op)) return false;
   if (op.inputs[0].rank < 2 || op.inputs[1].rank < 2 || op.outputs[0].rank < 2) return false;
   params::MatMulParams p;
-  if (!parse(op, &p).is_ok()) return false;
+  if (!parse(op, &p).is_ok() || p.bf16) return false;  // bf16 operands: ref rounds them
   return gemm_fits(matmul_shape(op, p), matrix_batch_count(op.outputs[0]));
 }
 
@@ -128,7 +128,7 @@ bool linear_accepts(const pock_op_desc& op) {
   if (x.rank < 1 || w.rank != 2 || w.dims[1] != last_dim(x)) return false;
   if (op.num_inputs > 2 && op.inputs[2].rank >= 0 && (op.inputs[2].rank != 1 || op.inputs[2].dims[0] != w.dims[0])) return false;
   params::MatMulParams p;
-  if (!parse(op, &p).is_ok()) return false;
+  if (!parse(op, &p).is_ok() || p.bf16) return false;  // bf16 operands: ref rounds them
   return gemm_fits({false, true, leading_rows(x), w.dims[0], w.dims[1]}, 1) && numel(y) == leading_rows(x) * w.dims[0];
 }
 

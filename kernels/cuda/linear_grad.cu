@@ -6,6 +6,7 @@
 #include "kernels/cuda/cuda_util.hpp"
 #include "kernels/cuda/gemm.hpp"
 #include "kernels/cuda/stream.hpp"
+#include "kernels/params/linalg.hpp"
 
 namespace pock::cuda {
 namespace {
@@ -26,14 +27,14 @@ GemmShape weight_grad_shape(const pock_op_desc& op) {
 }
 
 bool input_grad_accepts(const pock_op_desc& op) {
-  if (!same_float(op)) return false;
+  if (!same_float(op) || !params::is_f32_gemm(op)) return false;
   const pock_tensor_desc &dy = op.inputs[0], &w = op.inputs[1], &dx = op.outputs[0];
   if (w.rank != 2 || last_dim(dy) != w.dims[0] || numel(dx) != leading_rows(dy) * w.dims[1]) return false;
   return gemm_fits(input_grad_shape(op), 1);
 }
 
 bool weight_grad_accepts(const pock_op_desc& op) {
-  if (!same_float(op)) return false;
+  if (!same_float(op) || !params::is_f32_gemm(op)) return false;
   const pock_tensor_desc &dy = op.inputs[0], &x = op.inputs[1], &dw = op.outputs[0];
   if (leading_rows(dy) != leading_rows(x) || numel(dw) != last_dim(dy) * last_dim(x)) return false;
   return gemm_fits(weight_grad_shape(op), 1);

@@ -14,7 +14,15 @@ Status parse(const pock_op_desc& op, MatMulParams* out) {
   const std::optional<Activation> parsed = parse_activation(activation);
   if (!parsed) r.invalid("activation", "is '" + std::string(activation) + "', not none, relu or relu6");
   out->activation = parsed.value_or(Activation::kNone);
+  const std::string_view compute = r.text("compute", "f32");
+  if (compute != "f32" && compute != "bf16") r.invalid("compute", "is '" + std::string(compute) + "', not f32 or bf16");
+  out->bf16 = compute == "bf16";
   return r.status();
+}
+
+bool is_f32_gemm(const pock_op_desc& op) {
+  MatMulParams p;
+  return parse(op, &p).is_ok() && !p.bf16;
 }
 
 }  // namespace pock::params

@@ -1,5 +1,6 @@
-// Typed parameters of the linalg family (MatMul, Linear), parsed once at prepare by one parser
-// that every backend shares.
+// Typed parameters of the linalg family's GEMMs (MatMul, Linear, and Linear's gradients
+// LinearInputGrad / LinearWeightGrad), parsed once at prepare by one parser that every backend
+// shares.
 #pragma once
 #include "ir/activation.hpp"
 #include "pock/backend.h"
@@ -10,8 +11,14 @@ namespace pock::params {
 struct MatMulParams {
   bool transpose_a = false, transpose_b = false;  // MatMul
   Activation activation = Activation::kNone;      // Linear's fused epilogue
+  // compute "bf16": both operands rounded to bf16 (kernels/bf16_round.h), f32 products and sums.
+  bool bf16 = false;
 };
 
 Status parse(const pock_op_desc& op, MatMulParams* out);
+
+// True when the GEMM's attributes parse and it computes in plain f32 (not compute "bf16"): what a
+// backend without bf16 GEMMs checks in `accepts`, so that such an op goes to one that rounds.
+bool is_f32_gemm(const pock_op_desc& op);
 
 }  // namespace pock::params

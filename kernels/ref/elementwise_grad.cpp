@@ -7,6 +7,7 @@
 #include <new>
 
 #include "kernels/params/elementwise.hpp"
+#include "kernels/params/linalg.hpp"
 #include "kernels/params/reduce.hpp"
 #include "kernels/int8_rows.h"
 #include "kernels/ref/int8_row_scratch.hpp"
@@ -249,7 +250,7 @@ int64_t leading_rows(const pock_tensor_desc& t) {
 }
 
 // dx[m, k] = sum_n dy[m, n] w[n, k]
-Status linear_input_grad(const KernelCall& c) {
+Status linear_input_grad(const KernelCall& c, const params::MatMulParams& gemm) {
   const float* dy = c.in_data<float>(0);
   const float* w = c.in_data<float>(1);
   float* dx = c.out_data<float>(0);
@@ -257,7 +258,7 @@ Status linear_input_grad(const KernelCall& c) {
   for (int64_t m = 0; m < rows; ++m) {
     for (int64_t j = 0; j < k; ++j) {
       double acc = 0.0;
-      for (int64_t p = 0; p < n; ++p) acc += static_cast<double>(dy[m * n + p]) * w[p * k + j];
+      for (int64_t p = 0; p < n; ++p) acc += ref::gemm_operand(dy[m * n + p], gemm.bf16) * ref::gemm_operand(w[p * k + j], gemm.bf16);
       dx[m * k + j] = static_cast<float>(acc);
     }
   }
@@ -286,7 +287,7 @@ Status linear_int8_input_grad(const KernelCall& c) {
 }
 
 // dw[n, k] = sum_m dy[m, n] x[m, k]
-Status linear_weight_grad(const KernelCall& c) {
+Status linear_weight_grad(const KernelCall& c, const params::MatMulParams& gemm) {
   const float* dy = c.in_data<float>(0);
   const float* x = c.in_data<float>(1);
   float* dw = c.out_data<float>(0);
@@ -295,7 +296,7 @@ Status linear_weight_grad(const KernelCall& c) {
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < k; ++j) {
       double acc = 0.0;
-      for (int64_t m = 0; m < rows; ++m) acc += static_cast<double>(dy[m * n + i]) * x[m * k + j];
+      for (int64_t m = 0; m < rows; ++m) acc += ref::gemm_operand(dy[m * n + i], gemm.bf16) * ref::gemm_operand(x[m * k + j], gemm.bf16);
       dw[i * k + j] = static_cast<float>(acc);
     }
   }
@@ -331,9 +332,9 @@ void register_ref_elementwise_grad(KernelTable& t) {
   t.add(typed_kernel<params::ReduceParams, reduce_sum_grad>("ReduceSumGrad", DType::kF32));
   t.add(with_group_scratch<1>({"ReduceMaxGrad", DType::kF32, reduce_max_grad}));
   t.add(with_group_scratch<2>({"ReduceProdGrad", DType::kF32, reduce_prod_grad}));
-  t.add({"LinearInputGrad", DType::kF32, linear_input_grad});
+  t.add(typed_kernel<params::MatMulParams, linear_input_grad>("LinearInputGrad", DType::kF32));
   t.add(ref::with_int8_row({"LinearInt8InputGrad", DType::kF32, linear_int8_input_grad}));
-  t.add({"LinearWeightGrad", DType::kF32, linear_weight_grad});
+  t.add(typed_kernel<params::MatMulParams, linear_weight_grad>("LinearWeightGrad", DType::kF32));
 }
 
 }  // namespace pock

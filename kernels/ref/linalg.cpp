@@ -1,5 +1,5 @@
-// Reference kernels of the linalg family: MatMul and Linear, f32 with double accumulation, and
-// LinearInt8 (int8 rows times int8 weights, int32 accumulation).
+// Reference kernels of the linalg family: MatMul and Linear, f32 with double accumulation (compute
+// "bf16": operands rounded to bf16 first), and LinearInt8 (int8 rows times int8 weights, int32 accumulation).
 #include "ir/activation.hpp"
 #include "kernels/params/linalg.hpp"
 #include "kernels/int8_rows.h"
@@ -19,14 +19,14 @@ pock_tensor_desc batch_dims(const pock_tensor_desc& t) {
 
 // One [M, N] product: c = op(a) op(b), where op transposes when asked.
 // Element (i, k) of op(a) is a[i * sa_row + k * sa_col]; likewise for b.
-void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
+void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb, bool bf16) {
   const int64_t sa_row = ta ? 1 : k, sa_col = ta ? m : 1;
   const int64_t sb_row = tb ? 1 : n, sb_col = tb ? k : 1;
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       double acc = 0.0;
       for (int64_t p = 0; p < k; ++p) {
-        acc += static_cast<double>(a[i * sa_row + p * sa_col]) * static_cast<double>(b[p * sb_row + j * sb_col]);
+        acc += ref::gemm_operand(a[i * sa_row + p * sa_col], bf16) * ref::gemm_operand(b[p * sb_row + j * sb_col], bf16);
       }
       c[i * n + j] = static_cast<float>(acc);
     }
@@ -49,7 +49,7 @@ Status matmul(const KernelCall& c, const params::MatMulParams& p) {
   const pock_tensor_desc* ins[2] = {&a_batch, &b_batch};
   // Offsets from for_each_broadcast count whole matrices; scale them by each matrix's size.
   ref::for_each_broadcast<2>(y_batch, ins, [&](int64_t o, int64_t i, int64_t j) {
-    gemm(a + i * m * k, b + j * k * n, y + o * m * n, m, n, k, ta, tb);
+    gemm(a + i * m * k, b + j * k * n, y + o * m * n, m, n, k, ta, tb, p.bf16);
   });
   return Status::ok();
 }
@@ -68,7 +68,7 @@ Status linear(const KernelCall& c, const params::MatMulParams& p) {
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t j = 0; j < n; ++j) {
       double acc = bias ? static_cast<double>(bias[j]) : 0.0;
-      for (int64_t p = 0; p < k; ++p) acc += static_cast<double>(x[r * k + p]) * static_cast<double>(w[j * k + p]);
+      for (int64_t q = 0; q < k; ++q) acc += ref::gemm_operand(x[r * k + q], p.bf16) * ref::gemm_operand(w[j * k + q], p.bf16);
       y[r * n + j] = apply_activation(activation, static_cast<float>(acc));
     }
   }

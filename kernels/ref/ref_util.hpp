@@ -2,9 +2,14 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/bf16_round.h"
 #include "runtime/kernel.hpp"
 
 namespace pock::ref {
+
+// A GEMM operand as compute "bf16" reads it (rounded to bf16, kernels/bf16_round.h) or as it is;
+// in double, since the ref GEMMs sum in double (a product of two bf16 values is exact in f32).
+inline double gemm_operand(float v, bool bf16) { return bf16 ? pock_round_bf16(v) : v; }
 
 // Element strides of `t` aligned to an output of rank `rank` (0 where `t` broadcasts).
 inline void broadcast_strides(const pock_tensor_desc& t, int rank, const int64_t* out_dims, int64_t* strides) {

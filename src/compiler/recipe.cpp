@@ -249,6 +249,9 @@ Status validate_recipe(const Recipe& r) {
   if (r.frozen_matmul == "int8" && r.frozen_weights != "source" && r.frozen_weights != "q8_0") {
     return field_error("frozen_matmul", "int8 multiplies block-quantized weights: set frozen_weights to source or q8_0");
   }
+  if (!one_of(r.precision, {"fp32", "bf16"})) {
+    return field_error("precision", "'" + r.precision + "' is not one of fp32, bf16");
+  }
   if (!(r.clip_grad_norm >= 0.0)) return field_error("clip_grad_norm", "must be >= 0 (0: off)");
   if (r.lora.rank < 0 || r.lora.rank > 4096) return field_error("lora.rank", "must be in [0, 4096] (0: no LoRA)");
   if (r.lora.rank > 0) {
@@ -289,6 +292,7 @@ Result<Recipe> parse_recipe(std::string_view text) {
   POCK_RETURN_IF_ERROR(top.read("freeze_batchnorm_stats", &recipe.freeze_batchnorm_stats));
   POCK_RETURN_IF_ERROR(top.read("frozen_weights", &recipe.frozen_weights));
   POCK_RETURN_IF_ERROR(top.read("frozen_matmul", &recipe.frozen_matmul));
+  POCK_RETURN_IF_ERROR(top.read("precision", &recipe.precision));
   POCK_RETURN_IF_ERROR(parse_lora(top, &recipe.lora));
   POCK_RETURN_IF_ERROR(top.finish());
   POCK_RETURN_IF_ERROR(validate_recipe(recipe));

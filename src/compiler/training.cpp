@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "compiler/autodiff/autodiff.hpp"
+#include "compiler/lowering/bf16_compute.hpp"
 #include "compiler/lowering/batch_size.hpp"
 #include "compiler/lowering/fold_frozen_scale.hpp"
 #include "compiler/lowering/quantize_frozen.hpp"
@@ -172,7 +173,11 @@ Status build_training_functions(TrainingProgram& program, const Recipe& recipe, 
   fn.inputs = function_inputs(g, fn.nodes);
   program.functions.push_back(std::move(fn));
 
-  return build_eval(program, recipe, source, labels, folding, int8);
+  POCK_RETURN_IF_ERROR(build_eval(program, recipe, source, labels, folding, int8));
+  if (recipe.precision == "bf16") {
+    for (FunctionDef& f : program.functions) mark_bf16_gemms(f.nodes);
+  }
+  return Status::ok();
 }
 
 }  // namespace pock

@@ -60,6 +60,10 @@ struct Recipe {
   // values) or "int8" (activations and output gradients quantized per 32-value block, integer
   // dot products: llama.cpp's arithmetic, on AVX-512 VNNI; docs/recipe.md).
   std::string frozen_matmul = "f32";
+  // "fp32" or "bf16": the GEMMs of Linear and MatMul, forward and backward, in every compiled
+  // function, round both operands to bf16 and sum in f32 (docs/recipe.md); weights, gradients and
+  // optimizer state stay f32.
+  std::string precision = "fp32";
   // LoRA (docs/recipe.md): low-rank adapters added at compile time beside the targeted Linear
   // layers, y = W x + scaling * B A dropout(x), in every function (infer and decode too);
   // only the adapters train (plus what `trainable` adds). rank 0: off.

@@ -1,5 +1,5 @@
-// LinearInputGrad and LinearWeightGrad through OpenBLAS sgemm, over the rows M = prod(leading
-// dims) of dy [..., N]:
+// LinearInputGrad and LinearWeightGrad through OpenBLAS sgemm (or, with compute "bf16", bf16
+// operands: kernels/cpu/gemm_plan.hpp), over the rows M = prod(leading dims) of dy [..., N]:
 //   dx [M, K] = dy [M, N] w [N, K]
 //   dw [N, K] = dyᵀ [N, M] x [M, K]     (x's rows read as a transposed operand, never copied)
 // Without OpenBLAS both run on ref.
@@ -7,20 +7,25 @@
 
 #ifdef POCK_HAVE_OPENBLAS
 #include <algorithm>
+#include <new>
+#include <string>
+#include <string_view>
 
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/cpu_util.hpp"
+#include "kernels/cpu/gemm_plan.hpp"
+#include "kernels/params/linalg.hpp"
 
 namespace pock::cpu {
 namespace {
 
 int64_t leading_rows(const pock_tensor_desc& t) { return t.rank > 0 ? dims_product(t, 0, t.rank - 1) : 1; }
 int64_t last_dim(const pock_tensor_desc& t) { return t.rank > 0 ? t.dims[t.rank - 1] : 1; }
-int blas_int(int64_t v) { return static_cast<int>(std::max<int64_t>(v, 1)); }
 
 bool all_f32(const pock_op_desc& op) {
+  params::MatMulParams p;
   return op.num_inputs == 2 && op.num_outputs == 1 && is_f32(op.inputs[0]) && is_f32(op.inputs[1]) &&
-         is_f32(op.outputs[0]);
+         is_f32(op.outputs[0]) && params::parse(op, &p).is_ok();
 }
 
 bool input_grad_accepts(const pock_op_desc& op) {
@@ -37,40 +42,42 @@ bool weight_grad_accepts(const pock_op_desc& op) {
   return fits_blas_int(leading_rows(dy)) && fits_blas_int(last_dim(dy)) && fits_blas_int(last_dim(x));
 }
 
+// dx [M, K] = dy [M, N] w [N, K], or dw [N, K] = dyᵀ [N, M] x [M, K].
 Status prepare(const pock_op_desc& op, void** state) {
-  configure_blas_threads(op.num_threads);
-  *state = nullptr;
-  return Status::ok();
-}
-
-Status input_grad(const KernelCall& c) {
-  const int64_t m = leading_rows(c.in(0)), n = c.in(1).dims[0], k = c.in(1).dims[1];
-  float* dx = c.out_data<float>(0);
-  if (m == 0 || k == 0) return Status::ok();
-  if (n == 0) {
-    std::fill(dx, dx + m * k, 0.0f);
-    return Status::ok();
+  params::MatMulParams p;
+  POCK_RETURN_IF_ERROR(params::parse(op, &p));
+  const pock_tensor_desc &dy = op.inputs[0], &other = op.inputs[1];
+  const int64_t m = leading_rows(dy), n = last_dim(dy), k = last_dim(other);
+  auto* plan = new (std::nothrow) GemmPlan;
+  if (!plan) return Status(Code::kOutOfMemory, std::string(op.op) + " plan");
+  if (std::string_view(op.op) == "LinearInputGrad") {
+    plan->m = m, plan->n = k, plan->k = n;
+  } else {
+    plan->m = n, plan->n = k, plan->k = m;
+    plan->transpose_a = true;
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(k), blas_int(n), 1.0f,
-              c.in_data<float>(0), blas_int(n), c.in_data<float>(1), blas_int(k), 0.0f, dx, blas_int(k));
-  return Status::ok();
-}
-
-Status weight_grad(const KernelCall& c) {
-  const int64_t m = leading_rows(c.in(0)), n = last_dim(c.in(0)), k = last_dim(c.in(1));
-  float* dw = c.out_data<float>(0);
-  if (n == 0 || k == 0) return Status::ok();
-  if (m == 0) {
-    std::fill(dw, dw + n * k, 0.0f);
-    return Status::ok();
+  plan->a_offsets = {0};
+  plan->b_offsets = {0};
+  plan->lda = std::max<int64_t>(1, n);
+  plan->ldb = std::max<int64_t>(1, k);
+  plan->bf16 = p.bf16;
+  const Status prepared = plan->prepare(numel(dy), numel(other), op.num_threads);
+  if (!prepared.is_ok()) {
+    delete plan;
+    return call_of(op).error(prepared.message());
   }
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, blas_int(n), blas_int(k), blas_int(m), 1.0f, c.in_data<float>(0),
-              blas_int(n), c.in_data<float>(1), blas_int(k), 0.0f, dw, blas_int(k));
+  *state = plan;
   return Status::ok();
 }
 
-KernelDef def(const char* op, KernelFn run, bool (*accepts)(const pock_op_desc&)) {
-  KernelDef d{op, DType::kF32, run, kCpuScore, prepare};
+void release(void* state) { delete static_cast<GemmPlan*>(state); }
+
+Status run(const KernelCall& c) {
+  return static_cast<const GemmPlan*>(c.state)->run(c.in_data<float>(0), c.in_data<float>(1), nullptr, c.out_data<float>(0));
+}
+
+KernelDef def(const char* op, bool (*accepts)(const pock_op_desc&)) {
+  KernelDef d{op, DType::kF32, run, kCpuScore, prepare, release};
   d.accepts = accepts;
   return d;
 }
@@ -78,8 +85,8 @@ KernelDef def(const char* op, KernelFn run, bool (*accepts)(const pock_op_desc&)
 }  // namespace
 
 void register_linear_grad(KernelTable& t) {
-  t.add(def("LinearInputGrad", input_grad, input_grad_accepts));
-  t.add(def("LinearWeightGrad", weight_grad, weight_grad_accepts));
+  t.add(def("LinearInputGrad", input_grad_accepts));
+  t.add(def("LinearWeightGrad", weight_grad_accepts));
 }
 
 }  // namespace pock::cpu

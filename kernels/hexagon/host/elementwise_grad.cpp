@@ -3,6 +3,7 @@
 // SiluGrad.
 #include "encoding.hpp"
 #include "kernels/params/elementwise.hpp"
+#include "kernels/params/linalg.hpp"
 
 namespace pock::hexagon {
 namespace {
@@ -15,7 +16,7 @@ void set_dims(Encoding* e, int64_t a, int64_t b, int64_t c) {
 
 // (dy [..., n], w [n, k]) -> dx [..., k]
 bool encode_linear_input_grad(const pock_op_desc& op, Encoding* e) {
-  if (!arity(op, 2, 2, 1)) return false;
+  if (!arity(op, 2, 2, 1) || !params::is_f32_gemm(op)) return false;  // bf16 operands: ref rounds them
   const pock_tensor_desc &dy = op.inputs[0], &w = op.inputs[1];
   if (dy.rank < 1 || w.rank != 2 || last_dim(dy) != w.dims[0]) return false;
   const int64_t rows = leading_rows(dy), n = w.dims[0], k = w.dims[1];
@@ -30,7 +31,7 @@ bool encode_linear_input_grad(const pock_op_desc& op, Encoding* e) {
 
 // (dy [..., n], x [..., k]) -> dw [n, k]
 bool encode_linear_weight_grad(const pock_op_desc& op, Encoding* e) {
-  if (!arity(op, 2, 2, 1)) return false;
+  if (!arity(op, 2, 2, 1) || !params::is_f32_gemm(op)) return false;
   const pock_tensor_desc &dy = op.inputs[0], &x = op.inputs[1];
   if (dy.rank < 1 || x.rank < 1) return false;
   const int64_t rows = leading_rows(dy), n = last_dim(dy), k = last_dim(x);

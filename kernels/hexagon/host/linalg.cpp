@@ -15,7 +15,7 @@ bool encode_linear(const pock_op_desc& op, Encoding* e) {
   if (has_input(op, 2) && numel(op.inputs[2]) != n) return false;
   if (numel(y) != rows * n || !fits_u32(rows * k) || !fits_u32(rows * n) || !fits_u32(n * k)) return false;
   params::MatMulParams p;
-  if (!params::parse(op, &p).is_ok()) return false;
+  if (!params::parse(op, &p).is_ok() || p.bf16) return false;  // bf16 operands: ref rounds them
   hx_op& r = e->record;
   r.opcode = HX_OP_LINEAR;
   r.flags = activation_flags(p.activation);
@@ -72,7 +72,7 @@ bool encode_matmul(const pock_op_desc& op, Encoding* e) {
   const pock_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &y = op.outputs[0];
   if (a.rank < 2 || b.rank < 2 || y.rank < 2) return false;
   params::MatMulParams p;
-  if (!params::parse(op, &p).is_ok()) return false;
+  if (!params::parse(op, &p).is_ok() || p.bf16) return false;
   const int64_t m = p.transpose_a ? a.dims[a.rank - 1] : a.dims[a.rank - 2];
   const int64_t k = p.transpose_a ? a.dims[a.rank - 2] : a.dims[a.rank - 1];
   const int64_t kb = p.transpose_b ? b.dims[b.rank - 1] : b.dims[b.rank - 2];

@@ -105,6 +105,7 @@ Status reduce_input_grad(InferContext& ctx) {
 // dy [..., N] and w [N, K] -> dx [..., K].
 Status linear_input_grad(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
+  POCK_RETURN_IF_ERROR(schema::require_gemm_compute(ctx));
   POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
   const Shape& dy = ctx.in(0).shape;
   const Shape& w = ctx.in(1).shape;
@@ -137,6 +138,7 @@ Status linear_int8_input_grad(InferContext& ctx) {
 // dy [..., N] and x [..., K] -> dw [N, K] (summed over the leading dimensions).
 Status linear_weight_grad(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
+  POCK_RETURN_IF_ERROR(schema::require_gemm_compute(ctx));
   POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
   const Shape& dy = ctx.in(0).shape;
   const Shape& x = ctx.in(1).shape;
@@ -173,11 +175,11 @@ void register_elementwise_grad_schemas(SchemaRegistry& r) {
   add(r, "PReluGrad", 3, 3, 2, 2, binary_grad,
       "(dy, x, slope) -> (dy (x > 0 ? 1 : slope), dy (x > 0 ? 0 : x)) at dy's shape (x's: the slope broadcasts to x)");
   add(r, "PowGrad", 3, 3, 2, 2, binary_grad, "(dy, a, b) -> (dy b a^(b-1), dy a^b ln a) at dy's shape");
-  add(r, "LinearInputGrad", 2, 2, 1, 1, linear_input_grad, "(dy [..., N], w [N, K]) -> dy w [..., K]");
+  add(r, "LinearInputGrad", 2, 2, 1, 1, linear_input_grad, "(dy [..., N], w [N, K]) -> dy w [..., K]; compute (f32 | bf16)");
   add(r, "LinearInt8InputGrad", 3, 3, 1, 1, linear_int8_input_grad,
       "(dy [..., N], w_t [K, N] i8, scale [N]) -> dx [..., K]: rows of dy * scale quantized to int8 as LinearInt8 "
       "quantizes x, int32 products with the transposed int8 weight");
-  add(r, "LinearWeightGrad", 2, 2, 1, 1, linear_weight_grad, "(dy [..., N], x [..., K]) -> dyᵀ x [N, K]");
+  add(r, "LinearWeightGrad", 2, 2, 1, 1, linear_weight_grad, "(dy [..., N], x [..., K]) -> dyᵀ x [N, K]; compute (f32 | bf16)");
 }
 
 }  // namespace pock

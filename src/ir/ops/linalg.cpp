@@ -19,6 +19,7 @@ Status matmul(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
   POCK_RETURN_IF_ERROR(require_flag(ctx, "transpose_a"));
   POCK_RETURN_IF_ERROR(require_flag(ctx, "transpose_b"));
+  POCK_RETURN_IF_ERROR(schema::require_gemm_compute(ctx));
   const Shape& a = ctx.in(0).shape;
   const Shape& b = ctx.in(1).shape;
   if (a.size() < 2 || b.size() < 2) {
@@ -57,6 +58,7 @@ Status require_activation(const InferContext& ctx) {
 Status linear(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
   POCK_RETURN_IF_ERROR(require_activation(ctx));
+  POCK_RETURN_IF_ERROR(schema::require_gemm_compute(ctx));
   POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
   const Shape& x = ctx.in(0).shape;
   const Shape& w = ctx.in(1).shape;
@@ -100,8 +102,8 @@ Status linear_int8(InferContext& ctx) {
 
 void register_linalg_schemas(SchemaRegistry& r) {
   using schema::add;
-  add(r, "MatMul", 2, 2, 1, 1, matmul, "a [..., M, K] @ b [..., K, N]; transpose_a/transpose_b; batch dims broadcast");
-  add(r, "Linear", 2, 3, 1, 1, linear, "x [..., K] w[N, K]^T + b [N] (bias optional); activation (none | relu | relu6: fused epilogue)");
+  add(r, "MatMul", 2, 2, 1, 1, matmul, "a [..., M, K] @ b [..., K, N]; transpose_a/transpose_b; batch dims broadcast; compute (f32 | bf16: operands rounded to bf16, f32 sums)");
+  add(r, "Linear", 2, 3, 1, 1, linear, "x [..., K] w[N, K]^T + b [N] (bias optional); activation (none | relu | relu6: fused epilogue); compute (f32 | bf16)");
   add(r, "LinearInt8", 3, 4, 1, 1, linear_int8,
       "x [..., K] f32, w [N, K] i8, scale [N], bias [N]?: rows of x quantized to int8 (symmetric, per row), "
       "int32 products, y = acc * row_scale * scale + bias; frozen int8 weights (recipe frozen_weights)");

@@ -1,5 +1,7 @@
 #include "ir/ops/schema_helpers.hpp"
 
+#include <variant>
+
 namespace pock::schema {
 
 Status same_as_first(InferContext& ctx) {
@@ -11,6 +13,14 @@ Status require_float(const InferContext& ctx, size_t i) {
   if (!is_float(ctx.in(i).dtype)) {
     return ctx.error("input " + std::to_string(i) + " must be a float tensor, got " + dtype_name(ctx.in(i).dtype));
   }
+  return Status::ok();
+}
+
+Status require_gemm_compute(const InferContext& ctx) {
+  const AttrValue* value = ctx.attrs->find("compute");
+  if (!value) return Status::ok();
+  const auto* name = std::get_if<std::string>(value);
+  if (!name || (*name != "f32" && *name != "bf16")) return ctx.error("attribute 'compute' must be \"f32\" or \"bf16\"");
   return Status::ok();
 }
 

@@ -13,6 +13,9 @@ Status require_float(const InferContext& ctx, size_t i);
 // Element count of a shape built from attributes (which come from files): an error naming the
 // shape when the product overflows 64 bits.
 Result<int64_t> checked_numel(const InferContext& ctx, const Shape& shape);
+// A GEMM's attribute 'compute': absent or "f32", or "bf16" (operands rounded to bf16, f32 sums;
+// recipe precision "bf16").
+Status require_gemm_compute(const InferContext& ctx);
 // All present inputs share input 0's dtype.
 Status require_same_dtype(const InferContext& ctx);
 // Registers a schema in one line.

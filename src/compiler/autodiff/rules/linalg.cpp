@@ -6,8 +6,14 @@
 namespace pock {
 namespace {
 
-Attrs transposes(bool a, bool b) {
-  return Attrs{{"transpose_a", static_cast<int64_t>(a)}, {"transpose_b", static_cast<int64_t>(b)}};
+// The forward's compute ("bf16": operands rounded to bf16) carries over to its backward GEMMs.
+Attrs with_compute(const GradContext& c, Attrs attrs = {}) {
+  if (const AttrValue* compute = c.attrs().find("compute")) attrs.set("compute", *compute);
+  return attrs;
+}
+
+Attrs transposes(const GradContext& c, bool a, bool b) {
+  return with_compute(c, Attrs{{"transpose_a", static_cast<int64_t>(a)}, {"transpose_b", static_cast<int64_t>(b)}});
 }
 
 // The leading `rows` entries of `t` along `axis`; `t` itself when rows < 0 (every row trains).
@@ -34,16 +40,16 @@ Status matmul_grad(GradContext& c) {
     const int64_t rows = matrix_rows(c, 0);
     const Shape shape = rows > 0 ? trained_shape(c.desc(a)) : c.desc(a).shape;
     // a's stored rows are G's rows (ta = 0) or op(b)'s rows (ta = 1).
-    const TensorId da = ta ? c.emit1("MatMul", {leading(c, b, rows, tb ? -1 : -2), g}, transposes(tb, true))  // op(b) Gᵀ
-                           : c.emit1("MatMul", {leading(c, g, rows, -2), b}, transposes(false, !tb));          // G op(b)ᵀ
+    const TensorId da = ta ? c.emit1("MatMul", {leading(c, b, rows, tb ? -1 : -2), g}, transposes(c, tb, true))  // op(b) Gᵀ
+                           : c.emit1("MatMul", {leading(c, g, rows, -2), b}, transposes(c, false, !tb));          // G op(b)ᵀ
     c.set_dx(0, c.sum_to_shape(da, shape));
   }
   if (c.needs(1)) {
     const int64_t rows = matrix_rows(c, 1);
     const Shape shape = rows > 0 ? trained_shape(c.desc(b)) : c.desc(b).shape;
     // b's stored rows are G's columns (tb = 1, a [N, K] weight) or op(a)'s columns (tb = 0).
-    const TensorId db = tb ? c.emit1("MatMul", {leading(c, g, rows, -1), a}, transposes(true, ta))       // Gᵀ op(a)
-                           : c.emit1("MatMul", {leading(c, a, rows, ta ? -2 : -1), g}, transposes(!ta, false)); // op(a)ᵀ G
+    const TensorId db = tb ? c.emit1("MatMul", {leading(c, g, rows, -1), a}, transposes(c, true, ta))       // Gᵀ op(a)
+                           : c.emit1("MatMul", {leading(c, a, rows, ta ? -2 : -1), g}, transposes(c, !ta, false)); // op(a)ᵀ G
     c.set_dx(1, c.sum_to_shape(db, shape));
   }
   return Status::ok();
@@ -58,9 +64,9 @@ Status linear_grad(GradContext& c) {
                                             std::string(activation) +
                                             "', which has no gradient rule: write the activation as its own op");
   }
-  if (c.needs(0)) c.set_dx(0, c.emit1("LinearInputGrad", {c.dy(0), c.x(1)}));
+  if (c.needs(0)) c.set_dx(0, c.emit1("LinearInputGrad", {c.dy(0), c.x(1)}, with_compute(c)));
   // Partial-channel update of w [N, K]: rows n < k need only dy's leading k output features.
-  if (c.needs(1)) c.set_dx(1, c.emit1("LinearWeightGrad", {leading(c, c.dy(0), c.leading_rows(1), -1), c.x(0)}));
+  if (c.needs(1)) c.set_dx(1, c.emit1("LinearWeightGrad", {leading(c, c.dy(0), c.leading_rows(1), -1), c.x(0)}, with_compute(c)));
   if (c.needs(2)) {
     const Shape shape = c.desc(c.x(2)).shape;
     c.set_dx(2, c.sum_to_shape(c.dy(0), shape));
