@@ -27,6 +27,7 @@ bool scatter_reduction_from_name(std::string_view name, ScatterReduction* out) {
 Status parse(const pock_op_desc& op, GatherScatterParams* out) {
   AttrReader r(op);
   out->axis = r.integer("axis", 0);
+  out->batch_dims = r.integer("batch_dims", 0);
   const std::string_view reduction = r.text("reduction", "none");
   if (!scatter_reduction_from_name(reduction, &out->reduction)) {
     r.invalid("reduction", "must be none, add, mul, max or min, got '" + std::string(reduction) + "'");

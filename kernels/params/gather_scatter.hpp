@@ -1,4 +1,4 @@
-// Typed parameters of the gather_scatter family (GatherElements, ScatterElements), parsed once at
+// Typed parameters of the gather_scatter family (GatherElements, ScatterElements, GatherND, ScatterND), parsed once at
 // prepare by one parser every backend shares.
 #pragma once
 #include <cstdint>
@@ -13,7 +13,8 @@ namespace pock::params {
 enum class ScatterReduction { kNone, kAdd, kMul, kMax, kMin };
 
 struct GatherScatterParams {
-  int64_t axis = 0;  // as given; negative counts from the end
+  int64_t axis = 0;        // as given; negative counts from the end
+  int64_t batch_dims = 0;  // GatherND: leading axes data and indices share
   ScatterReduction reduction = ScatterReduction::kNone;
 };
 

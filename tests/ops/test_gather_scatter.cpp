@@ -75,3 +75,36 @@ TEST_CASE("gather_scatter shape inference and errors", "[ops][gather_scatter][er
   REQUIRE_FALSE(out_of_range.is_ok());
   CHECK(out_of_range.status().message().find("index 2") != std::string::npos);
 }
+
+TEST_CASE("GatherND takes the slices index tuples address (ONNX's examples)", "[ops][gather_scatter]") {
+  const HostTensor data = HostTensor::i32({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
+  auto rows = run_op("GatherND", {data, HostTensor::i64({2, 1, 2}, {0, 1, 1, 0})});
+  REQUIRE(rows.is_ok());
+  CHECK(rows.value()[0].shape == Shape{2, 1, 2});
+  CHECK(rows.value()[0].values<int32_t>() == std::vector<int32_t>{2, 3, 4, 5});
+  // batch_dims 1: batch b reads data[b][indices[b]] (-1 counts from the end).
+  auto batched = run_op("GatherND", {data, HostTensor::i64({2, 1}, {1, -2})}, {{"batch_dims", int64_t{1}}});
+  REQUIRE(batched.is_ok());
+  CHECK(batched.value()[0].shape == Shape{2, 2});
+  CHECK(batched.value()[0].values<int32_t>() == std::vector<int32_t>{2, 3, 4, 5});
+}
+
+TEST_CASE("ScatterND writes or reduces whole slices (ONNX's examples)", "[ops][gather_scatter]") {
+  const HostTensor data = HostTensor::f32({8}, {1, 2, 3, 4, 5, 6, 7, 8});
+  const HostTensor indices = HostTensor::i64({4, 1}, {4, 3, 1, 7});
+  const HostTensor updates = HostTensor::f32({4}, {9, 10, 11, 12});
+  auto none = run_op("ScatterND", {data, indices, updates});
+  REQUIRE(none.is_ok());
+  CHECK(none.value()[0].f32() == std::vector<float>{1, 11, 3, 10, 9, 6, 7, 12});
+  auto mul = run_op("ScatterND", {data, HostTensor::i64({2, 1}, {1, 1}), HostTensor::f32({2}, {2, 3})},
+                    {{"reduction", std::string("mul")}});
+  REQUIRE(mul.is_ok());
+  CHECK(mul.value()[0].f32() == std::vector<float>{1, 12, 3, 4, 5, 6, 7, 8});
+  // A row slice of a matrix.
+  auto rows = run_op("ScatterND", {HostTensor::f32({2, 2}, {1, 2, 3, 4}), HostTensor::i64({1, 1}, {1}),
+                                   HostTensor::f32({1, 2}, {7, 8})});
+  REQUIRE(rows.is_ok());
+  CHECK(rows.value()[0].f32() == std::vector<float>{1, 2, 7, 8});
+  CHECK_FALSE(infer("ScatterND", {f32({2, 2}), TensorType{DType::kI64, {1, 1}}, f32({2})}, {}).is_ok());
+  CHECK_FALSE(infer("GatherND", {f32({2, 2}), TensorType{DType::kI64, {1, 3}}}, {}).is_ok());
+}

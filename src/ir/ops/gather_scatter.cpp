@@ -1,5 +1,6 @@
 // gather_scatter family schemas: ONNX's GatherElements and ScatterElements, which index one
 // element (not one slice, as Gather does) per entry of `indices` along `axis`.
+#include <algorithm>
 #include <string>
 
 #include "ir/ops/schema_helpers.hpp"
@@ -32,6 +33,20 @@ Result<int> check_indices(const InferContext& ctx, const TensorType& data, const
   return axis.value();
 }
 
+// reduction names one of ScatterReduction's; arithmetic ones need f32, i32 or i64 data.
+Status check_reduction(const InferContext& ctx, DType dtype) {
+  const std::string reduction(ctx.attrs->get_string("reduction", "none"));
+  params::ScatterReduction kind;
+  if (!params::scatter_reduction_from_name(reduction, &kind)) {
+    return ctx.error("reduction must be none, add, mul, max or min, got '" + reduction + "'");
+  }
+  const bool arithmetic = kind != params::ScatterReduction::kNone;
+  if (arithmetic && dtype != DType::kF32 && dtype != DType::kI32 && dtype != DType::kI64) {
+    return ctx.error("reduction '" + reduction + "' needs f32, i32 or i64 data, got " + dtype_name(dtype));
+  }
+  return Status::ok();
+}
+
 // Output: indices' shape, data's dtype.
 Status gather_elements(InferContext& ctx) {
   const TensorType& data = ctx.in(0);
@@ -53,15 +68,58 @@ Status scatter_elements(InferContext& ctx) {
     return ctx.shape_error("updates " + shape_str(updates.shape) + " must have the shape of indices " +
                            shape_str(ctx.in(1).shape));
   }
-  const std::string reduction(ctx.attrs->get_string("reduction", "none"));
-  params::ScatterReduction kind;
-  if (!params::scatter_reduction_from_name(reduction, &kind)) {
-    return ctx.error("reduction must be none, add, mul, max or min, got '" + reduction + "'");
+  POCK_RETURN_IF_ERROR(check_reduction(ctx, data.dtype));
+  return schema::same_as_first(ctx);
+}
+
+// indices [..., k] (i32/i64) address slices data[i_0, ..., i_{k-1}] after `batch_dims` leading axes
+// that data and indices share. Returns k.
+Result<int64_t> check_nd_indices(const InferContext& ctx, const Shape& data, const TensorType& indices, int64_t batch) {
+  if (indices.dtype != DType::kI32 && indices.dtype != DType::kI64) {
+    return ctx.error(std::string("indices must be i32 or i64, got ") + dtype_name(indices.dtype));
   }
-  const bool arithmetic = kind != params::ScatterReduction::kNone;
-  if (arithmetic && data.dtype != DType::kF32 && data.dtype != DType::kI32 && data.dtype != DType::kI64) {
-    return ctx.error("reduction '" + reduction + "' needs f32, i32 or i64 data, got " + dtype_name(data.dtype));
+  const int64_t r = static_cast<int64_t>(data.size()), q = static_cast<int64_t>(indices.shape.size());
+  if (batch < 0 || batch >= std::min(r, q)) {
+    return ctx.error("batch_dims " + std::to_string(batch) + " must be in [0, min(rank(data), rank(indices)))");
   }
+  const int64_t k = indices.shape.back();
+  if (k < 1 || k > r - batch) {
+    return ctx.shape_error("the last axis of indices " + shape_str(indices.shape) + " must be in [1, " +
+                           std::to_string(r - batch) + "] for data " + shape_str(data));
+  }
+  for (int64_t d = 0; d < batch; ++d) {
+    if (indices.shape[d] != data[d]) {
+      return ctx.shape_error("indices " + shape_str(indices.shape) + " and data " + shape_str(data) +
+                             " differ on batch axis " + std::to_string(d));
+    }
+  }
+  return k;
+}
+
+// Output: indices.shape[:-1] + data.shape[batch_dims + k:].
+Status gather_nd(InferContext& ctx) {
+  const TensorType& data = ctx.in(0);
+  const Shape& idx = ctx.in(1).shape;
+  const int64_t batch = ctx.attrs->get_int("batch_dims", 0);
+  POCK_ASSIGN_OR_RETURN(int64_t k, check_nd_indices(ctx, data.shape, ctx.in(1), batch));
+  Shape out(idx.begin(), idx.end() - 1);
+  out.insert(out.end(), data.shape.begin() + batch + k, data.shape.end());
+  ctx.outputs = {TensorType{data.dtype, std::move(out)}};
+  return Status::ok();
+}
+
+// updates: indices.shape[:-1] + data.shape[k:]; output: data's type.
+Status scatter_nd(InferContext& ctx) {
+  const TensorType& data = ctx.in(0);
+  const Shape& idx = ctx.in(1).shape;
+  POCK_ASSIGN_OR_RETURN(int64_t k, check_nd_indices(ctx, data.shape, ctx.in(1), 0));
+  Shape want(idx.begin(), idx.end() - 1);
+  want.insert(want.end(), data.shape.begin() + k, data.shape.end());
+  if (ctx.in(2).dtype != data.dtype || ctx.in(2).shape != want) {
+    return ctx.shape_error("updates must be " + std::string(dtype_name(data.dtype)) + " " + shape_str(want) + ", got " +
+                           dtype_name(ctx.in(2).dtype) + " " + shape_str(ctx.in(2).shape));
+  }
+  POCK_RETURN_IF_ERROR(check_reduction(ctx, data.dtype));
   return schema::same_as_first(ctx);
 }
 
@@ -75,6 +133,12 @@ void register_gather_scatter_schemas(SchemaRegistry& r) {
   add(r, "ScatterElements", 3, 3, 1, 1, scatter_elements,
       "y = data, then y[indices[i][j][k]][j][k] = updates[i][j][k] for axis 0 (likewise on any axis), or combined "
       "with the value there by reduction add / mul / max / min; with none, the last of repeated indices wins");
+  add(r, "GatherND", 2, 2, 1, 1, gather_nd,
+      "y[b..., i...] = data[b..., indices[b..., i..., :]] (the slices the last axis of indices addresses, after "
+      "batch_dims shared leading axes)");
+  add(r, "ScatterND", 3, 3, 1, 1, scatter_nd,
+      "y = data, then y[indices[i..., :]] = updates[i...] (a slice each), or combined by reduction add / mul / max / "
+      "min; entries apply in order");
 }
 
 }  // namespace pock
