@@ -1,5 +1,6 @@
 """Small models, one per group of ONNX ops that issue 17 added (activations, instance
-normalization, reflect/edge padding, tiling, 1-D pooling, transposed convolution), for tests/parity/run_op_parity.py. Each puts its
+normalization, reflect/edge padding, tiling, 1-D pooling, transposed convolution, Resize,
+DepthToSpace / SpaceToDepth, GatherElements), for tests/parity/run_op_parity.py. Each puts its
 ops between convolutions, so that their gradients flow into trained weights on both sides."""
 import torch
 import torch.nn as nn
@@ -41,6 +42,30 @@ class Tiled(nn.Module):
 
     def forward(self, x):
         return x.repeat(1, 1, 2, 3)
+
+
+class Resampled(nn.Module):
+    """F.interpolate as U-Nets and FPNs use it: 2x nearest up, bilinear down to a size, bicubic
+    (align_corners) back to 8x8; exported as ONNX Resize with constant scales or sizes."""
+
+    def forward(self, x):
+        x = F.interpolate(x, scale_factor=2, mode="nearest")
+        x = F.interpolate(x, size=(12, 10), mode="bilinear", align_corners=False)
+        return F.interpolate(x, size=(8, 8), mode="bicubic", align_corners=True)
+
+
+class Shuffled(nn.Module):
+    """PixelShuffle / PixelUnshuffle (ONNX DepthToSpace / SpaceToDepth or their Reshape-Transpose
+    form) and torch.gather along the width (ONNX GatherElements) with a fixed permutation that
+    repeats columns, so that gradients accumulate."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("columns", torch.tensor([7, 0, 0, 3, 5, 5, 2, 1]).view(1, 1, 1, 8))
+
+    def forward(self, x):
+        x = F.pixel_unshuffle(F.pixel_shuffle(torch.cat([x, x], 1)[:, :8], 2), 2)[:, :6]
+        return torch.gather(x, 3, self.columns.expand(x.shape[0], 6, 8, 8))
 
 
 def probe_family(name, body, seed):
@@ -104,4 +129,6 @@ def families():
         probe_family("conv_transpose", nn.Sequential(nn.ConvTranspose2d(6, 6, 3, stride=2, padding=1, output_padding=1),
                                                      nn.Tanh(), nn.ConvTranspose2d(6, 6, 2, stride=1, padding=1, groups=2)),
                      2700),
+        probe_family("resize", nn.Sequential(nn.Conv2d(6, 6, 1), Resampled(), nn.Tanh()), 2800),
+        probe_family("depth_space_gather", nn.Sequential(nn.Conv2d(6, 6, 1), Shuffled(), nn.Tanh()), 2900),
     ]

@@ -24,6 +24,10 @@ const Converter* find_converter(const std::string& op) {
     register_instance_norm_converters(t);
     register_tile_converters(t);
     register_conv_transpose_converters(t);
+    register_depth_space_converters(t);
+    register_gather_scatter_converters(t);
+    register_resize_converters(t);
+    register_eye_like_converters(t);
     return t;
   }();
   auto it = table.find(op);

@@ -144,6 +144,10 @@ void register_activation_converters(std::unordered_map<std::string, Converter>& 
 void register_instance_norm_converters(std::unordered_map<std::string, Converter>& table);
 void register_tile_converters(std::unordered_map<std::string, Converter>& table);
 void register_conv_transpose_converters(std::unordered_map<std::string, Converter>& table);
+void register_depth_space_converters(std::unordered_map<std::string, Converter>& table);
+void register_gather_scatter_converters(std::unordered_map<std::string, Converter>& table);
+void register_resize_converters(std::unordered_map<std::string, Converter>& table);
+void register_eye_like_converters(std::unordered_map<std::string, Converter>& table);
 void register_folders(std::unordered_map<std::string, Folder>& table);
 void register_patterns(std::unordered_map<std::string, Pattern>& table);
 
