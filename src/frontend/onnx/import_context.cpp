@@ -278,6 +278,14 @@ Result<TensorId> ImportContext::materialize(const std::string& name, TensorKind 
   return v->id;
 }
 
+namespace {
+
+Status no_mapping(NodeView& node) {
+  return node.unsupported("pock has no mapping for ONNX op '" + node.op() + "' (docs/onnx.md lists the supported ops)");
+}
+
+}  // namespace
+
 Status ImportContext::run_converter(int index) {
   NodeView node(*this, index);
   const Converter* convert = find_converter(node.op());
@@ -290,10 +298,7 @@ Status ImportContext::run_converter(int index) {
       }
     }
   }
-  if (!convert) {
-    return node.unsupported("pock has no mapping for ONNX op '" + node.op() +
-                            "' (docs/onnx.md lists the supported ops)");
-  }
+  if (!convert) return no_mapping(node);
   POCK_RETURN_IF_ERROR((*convert)(node));
   for (int i = 0; i < node.num_outputs(); ++i) {
     if (!node.output_used(i)) continue;
@@ -313,7 +318,14 @@ Status ImportContext::process(int index) {
   if (!p.domain().empty() && p.domain() != "ai.onnx") {
     return node.unsupported("operator domain '" + p.domain() + "' is not supported (only the default ONNX domain)");
   }
-  if (p.output_size() == 0 || p.output(0).empty()) return node.error("has no output");
+  if (p.output_size() == 0 || p.output(0).empty()) {
+    // RNN, GRU and LSTM may leave output 0 unnamed (only the final state is read): the real reason
+    // pock refuses them is that it has no mapping, which says more than the missing name.
+    if (!find_converter(node.op()) && !find_folder(node.op())) {
+      return no_mapping(node);
+    }
+    return node.error("has no output 0 (its first output is unnamed)");
+  }
   bool all_constant = true;
   for (int i = 0; i < node.num_inputs(); ++i) {
     if (!node.has_input(i)) continue;
