@@ -111,17 +111,46 @@ Status convert_gelu(NodeView& node) {  // opset 20, or models that carry it as a
   return node.emit_final("Gelu", {x}, Attrs{{"approximate", approx}});
 }
 
+// Clip with a bound computed at run time (or fed as a graph input): Maximum with the lower
+// bound, then Minimum with the upper one; a constant bound stays an attribute of a Clip.
+Status convert_clip_runtime_bounds(NodeView& node, std::optional<double> lo, std::optional<double> hi) {
+  POCK_ASSIGN_OR_RETURN(TensorId t, node.input(0));
+  if (lo || hi) {
+    Attrs attrs;
+    if (lo) attrs.set("min", *lo);
+    if (hi) attrs.set("max", *hi);
+    POCK_ASSIGN_OR_RETURN(auto clipped, node.emit("Clip", {t}, attrs, "constant_bounds"));
+    t = clipped[0];
+  }
+  const bool has_hi = node.has_input(2) && !hi;
+  if (node.has_input(1) && !lo) {
+    POCK_ASSIGN_OR_RETURN(TensorId bound, node.input(1));
+    if (!has_hi) return node.emit_final("Maximum", {t, bound});
+    POCK_ASSIGN_OR_RETURN(auto low, node.emit("Maximum", {t, bound}, Attrs{}, "lower_bound"));
+    t = low[0];
+  }
+  POCK_ASSIGN_OR_RETURN(TensorId bound, node.input(2));
+  return node.emit_final("Minimum", {t, bound});
+}
+
 // Clip: bounds are inputs since opset 11 (attributes before). [0, 6] is Relu6, [0, inf) Relu.
 Status convert_clip(NodeView& node) {
   std::optional<double> lo, hi;
+  bool runtime_bound = false;
   for (int i = 1; i <= 2; ++i) {
     if (!node.has_input(i)) continue;
-    auto v = node.scalar_input(i);
-    if (!v) return node.input_error(i, "(a bound) must be a constant scalar");
-    (i == 1 ? lo : hi) = *v;
+    if (auto v = node.scalar_input(i)) {
+      (i == 1 ? lo : hi) = *v;
+      continue;
+    }
+    if (node.input_is_constant(i) || numel(node.value(i).shape) != 1) {
+      return node.input_error(i, "(a bound) must be a scalar");
+    }
+    runtime_bound = true;
   }
   if (!node.has_input(1) && node.attrs().has("min")) { POCK_ASSIGN_OR_RETURN(lo, node.attrs().get_float("min", 0)); }
   if (!node.has_input(2) && node.attrs().has("max")) { POCK_ASSIGN_OR_RETURN(hi, node.attrs().get_float("max", 0)); }
+  if (runtime_bound) return convert_clip_runtime_bounds(node, lo, hi);
   POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
   if (lo && *lo == 0.0 && hi && *hi == 6.0) return node.emit_final("Relu6", {x});
   if (lo && *lo == 0.0 && !hi) return node.emit_final("Relu", {x});
