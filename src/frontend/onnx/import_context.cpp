@@ -29,6 +29,7 @@ const Converter* find_converter(const std::string& op) {
     register_resize_converters(t);
     register_eye_like_converters(t);
     register_tfidf_converters(t);
+    register_control_flow_converters(t);
     return t;
   }();
   auto it = table.find(op);

@@ -149,6 +149,7 @@ void register_gather_scatter_converters(std::unordered_map<std::string, Converte
 void register_resize_converters(std::unordered_map<std::string, Converter>& table);
 void register_eye_like_converters(std::unordered_map<std::string, Converter>& table);
 void register_tfidf_converters(std::unordered_map<std::string, Converter>& table);
+void register_control_flow_converters(std::unordered_map<std::string, Converter>& table);
 void register_folders(std::unordered_map<std::string, Folder>& table);
 void register_patterns(std::unordered_map<std::string, Pattern>& table);
 

@@ -7,6 +7,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
+#include "frontend/onnx/control_flow.hpp"
 #include "frontend/onnx/import_context.hpp"
 #include "frontend/onnx/node_schemas.hpp"
 #include "frontend/onnx/opset_adapters.hpp"
@@ -249,7 +250,8 @@ Result<Graph> import_model(const onnx::ModelProto& model, const OnnxImportOption
     opset = kMinOpset;
   }
   POCK_RETURN_IF_ERROR(onnx_import::check_node_schemas(model.graph(), opset));
-  POCK_ASSIGN_OR_RETURN(const onnx::GraphProto graph, onnx_import::adapt_to_canonical(model.graph(), opset));
+  POCK_ASSIGN_OR_RETURN(onnx::GraphProto graph, onnx_import::adapt_to_canonical(model.graph(), opset));
+  POCK_RETURN_IF_ERROR(onnx_import::inline_control_flow(&graph, opset, options, base_dir));
   ImportContext ctx(graph, options, base_dir);
   POCK_RETURN_IF_ERROR(declare_initializers(ctx));
   POCK_RETURN_IF_ERROR(declare_inputs(ctx));
