@@ -113,9 +113,10 @@ def families():
                                                     nn.Conv2d(6, 6, 1), nn.CELU(1.5)), 2000),
         # PyTorch writes Mish as Softplus -> Tanh -> Mul.
         probe_family("softplus_mish", nn.Sequential(nn.Softplus(), nn.Conv2d(6, 6, 1), nn.Mish()), 2100),
-        # One slope per channel, exported as [C] unsqueezed to [C, 1, 1]; both slopes train. (A
-        # single shared slope is a one-element initializer, which the importer keeps constant.)
-        probe_family("prelu", nn.Sequential(nn.PReLU(6, init=0.1), nn.Conv2d(6, 6, 1), nn.PReLU(6, init=-0.3)), 2200),
+        # One slope per channel, exported as [C] unsqueezed to [C, 1, 1], and one shared slope (a
+        # one-element initializer, which must train like any weight): all three slopes train.
+        probe_family("prelu", nn.Sequential(nn.PReLU(6, init=0.1), nn.Conv2d(6, 6, 1), nn.PReLU(6, init=-0.3),
+                                            nn.Conv2d(6, 6, 1), nn.PReLU(init=0.2)), 2200),
         # The Tanh keeps the head's input from summing to zero over each plane (an instance-normalized
         # plane does): the head's centre taps would get a gradient of pure rounding noise, which AdamW
         # turns into full-size steps.

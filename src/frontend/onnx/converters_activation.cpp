@@ -30,11 +30,12 @@ constexpr FloatAttr kUnitAlpha{"alpha", 1.0};
 constexpr FloatAttr kSeluAlpha{"alpha", 1.67326319217681884765625};
 constexpr FloatAttr kSeluGamma{"gamma", 1.05070102214813232421875};
 
-// The slope may be a weight that trains (PyTorch writes nn.PReLU's as [C] unsqueezed to [C, 1, 1]);
-// the schema checks that it broadcasts to x as ONNX's unidirectional broadcast requires.
+// The slope is a weight that trains (PyTorch writes nn.PReLU(C)'s as [C] unsqueezed to [C, 1, 1], and
+// nn.PReLU()'s single shared slope as one element, which must train too); the schema checks that it
+// broadcasts to x as ONNX's unidirectional broadcast requires.
 Status convert_prelu(NodeView& node) {
   POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
-  POCK_ASSIGN_OR_RETURN(TensorId slope, node.input(1));
+  POCK_ASSIGN_OR_RETURN(TensorId slope, node.input_as_weight(1));
   return node.emit_final("PRelu", {x, slope});
 }
 

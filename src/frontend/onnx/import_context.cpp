@@ -95,6 +95,36 @@ Result<TensorId> NodeView::input_as_state(int i) {
   return id;
 }
 
+namespace {
+
+// Marks the float initializer `name` comes from as a weight, through the layout ops exporters put
+// between a parameter and its use (PyTorch unsqueezes nn.PReLU()'s [1] slope to [1, 1, 1]); the
+// values folded on the way become weight-derived, so they are re-emitted as ops on the parameter.
+bool mark_weight_source(ImportContext& ctx, const std::string& name, int depth) {
+  Value* v = ctx.find(name);
+  if (!v || v->id != kNoTensor || !is_float(v->dtype)) return false;
+  if (v->initializer) {
+    v->is_weight = true;
+    return true;
+  }
+  if (v->producer < 0 || depth == 0) return false;
+  const onnx::NodeProto& p = ctx.proto.node(v->producer);
+  static const char* const kLayout[] = {"Unsqueeze", "Reshape", "Squeeze", "Identity", "Flatten", "Expand"};
+  bool layout = false;
+  for (const char* op : kLayout) layout = layout || p.op_type() == op;
+  if (!layout || p.input_size() == 0 || !mark_weight_source(ctx, p.input(0), depth - 1)) return false;
+  v = ctx.find(name);
+  v->weight_derived = true;
+  return true;
+}
+
+}  // namespace
+
+Result<TensorId> NodeView::input_as_weight(int i) {
+  if (has_input(i)) mark_weight_source(ctx_, proto_->input(i), 4);
+  return input(i);
+}
+
 bool NodeView::input_is_constant(int i) const {
   if (!has_input(i)) return false;
   const Value& v = value(i);

@@ -59,6 +59,9 @@ class NodeView {
   const Value& value(int i) const;  // an empty Value for an absent input
   Result<TensorId> input(int i);    // materializes the input as a graph tensor
   Result<TensorId> input_as_state(int i);  // BatchNorm running statistics
+  // A float initializer as a parameter even when it has one element (scalars are otherwise
+  // constants, as exporters store literals): a learned scalar such as nn.PReLU()'s slope.
+  Result<TensorId> input_as_weight(int i);
   // The input's value at import time; an error explains that the op needs it constant.
   Result<const HostTensor*> const_input(int i, const char* what);
   Result<std::vector<int64_t>> const_ints(int i, const char* what);
