@@ -95,16 +95,39 @@ class Pool1dNet(nn.Module):
         return self.fc(x.mean(dim=2))
 
 
-def pool1d_family(seed):
+def family_1d(name, model_class, seed, trained):
+    """A model on [B, 3, 16] whose parameters under the `trained` prefixes train in the sparse scheme."""
     torch.manual_seed(seed)
-    model = Pool1dNet()
+    model = model_class()
 
     def make_batch(step):
         g = torch.Generator().manual_seed(seed + step)
         return {"input": torch.randn(models.BATCH, 3, 16, generator=g)}, torch.randint(0, CLASSES, (models.BATCH,), generator=g)
     inputs, _ = make_batch(-1)
-    return models.Family("pool1d", model, inputs, make_batch, [17], [{"match": "conv2.*"}, {"match": "fc.*"}],
-                         {n for n, _ in model.named_parameters() if n.startswith(("conv2.", "fc."))})
+    return models.Family(name, model, inputs, make_batch, [17], [{"match": p + "*"} for p in trained],
+                         {n for n, _ in model.named_parameters() if n.startswith(tuple(trained))})
+
+
+def pool1d_family(seed):
+    return family_1d("pool1d", Pool1dNet, seed, ["conv2.", "fc."])
+
+
+class ConvTranspose1dNet(nn.Module):
+    """A 1-D transposed convolution (pock runs it as 2-D with H = 1) between 1-D convolutions on
+    [B, 3, 16]; it trains, so its weight gradient passes the reshapes around the 2-D op."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(3, 6, 3)
+        self.up = nn.ConvTranspose1d(6, 4, 3, stride=2, padding=1, output_padding=1)
+        self.fc = nn.Linear(4, CLASSES)
+
+    def forward(self, x):
+        return self.fc(torch.tanh(self.up(torch.tanh(self.conv(x)))).mean(dim=2))
+
+
+def conv_transpose_1d_family(seed):
+    return family_1d("conv_transpose_1d", ConvTranspose1dNet, seed, ["up.", "fc."])
 
 
 def families():
@@ -131,4 +154,5 @@ def families():
                      2700),
         probe_family("resize", nn.Sequential(nn.Conv2d(6, 6, 1), Resampled(), nn.Tanh()), 2800),
         probe_family("depth_space_gather", nn.Sequential(nn.Conv2d(6, 6, 1), Shuffled(), nn.Tanh()), 2900),
+        conv_transpose_1d_family(3000),
     ]
