@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "frontend/onnx/converters_batch_norm_training.hpp"
 #include "frontend/onnx/converters_pool_nd.hpp"
 #include "frontend/onnx/import_context.hpp"
 
@@ -109,14 +110,15 @@ Status convert_rms_normalization(NodeView& node) {
 // Running statistics become state tensors (updated by the train function, kept in checkpoints).
 // ONNX momentum weighs the old running value (default 0.9); pock's is PyTorch's (new value).
 Status convert_batch_norm(NodeView& node) {
-  for (int i = 1; i <= 2; ++i) {
-    if (node.output_used(i)) {
-      return node.unsupported("output " + std::to_string(i) +
-                              " (updated running statistics) is read by the model; pock updates them in place");
-    }
-  }
   POCK_ASSIGN_OR_RETURN(double eps, node.attrs().get_float("epsilon", 1e-5));
   POCK_ASSIGN_OR_RETURN(double onnx_momentum, node.attrs().get_float("momentum", 0.9));
+  POCK_ASSIGN_OR_RETURN(int64_t training_mode, node.attrs().get_int("training_mode", 0));
+  const bool reads_running = node.output_used(1) || node.output_used(2);
+  if (reads_running && training_mode != 0) return convert_batch_norm_training(node, eps, onnx_momentum);
+  if (reads_running) {
+    return node.unsupported(std::string("output ") + (node.output_used(1) ? "1" : "2") +
+                            " (updated running statistics) is read by the model in inference mode (training_mode 0)");
+  }
   // Attributes are float32: 1 - 0.9f is not 0.1 until rounded back to a short decimal.
   const double momentum = std::round((1.0 - onnx_momentum) * 1e7) / 1e7;
   POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
