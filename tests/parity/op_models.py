@@ -130,6 +130,30 @@ def conv_transpose_1d_family(seed):
     return family_1d("conv_transpose_1d", ConvTranspose1dNet, seed, ["up.", "fc."])
 
 
+class Pool3dNet(nn.Module):
+    """3-D max and average pooling (pock runs each as a 2-D pool over H, W, then one over D) on
+    [B, 4, 6, 8, 8] that a 1x1 convolution writes from the [B, 3, 8, 8] image, so that their
+    gradients reach a trained weight."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 24, 1)
+        self.max3d = nn.MaxPool3d(2, stride=(1, 2, 2), padding=(1, 0, 1))
+        self.avg3d = nn.AvgPool3d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)
+        self.fc = nn.Linear(4, CLASSES)
+
+    def forward(self, x):
+        v = self.stem(x).view(x.shape[0], 4, 6, 8, 8)
+        return self.fc(torch.tanh(self.avg3d(torch.tanh(self.max3d(v)))).mean(dim=(2, 3, 4)))
+
+
+def pool3d_family(seed):
+    torch.manual_seed(seed)
+    model = Pool3dNet()
+    return models.image_family("pool3d", model, hw=8, seed=seed, sparse_rules=[{"match": "stem.*"}],
+                               sparse_params={n for n, _ in model.named_parameters() if n.startswith("stem.")})
+
+
 def families():
     return [
         probe_family("elu_selu_celu", nn.Sequential(nn.ELU(0.7), nn.Conv2d(6, 6, 1), nn.SELU(),
@@ -155,4 +179,8 @@ def families():
         probe_family("resize", nn.Sequential(nn.Conv2d(6, 6, 1), Resampled(), nn.Tanh()), 2800),
         probe_family("depth_space_gather", nn.Sequential(nn.Conv2d(6, 6, 1), Shuffled(), nn.Tanh()), 2900),
         conv_transpose_1d_family(3000),
+        pool3d_family(3100),
+        # Dilated max pooling (a maximum of strided slices in pock), padded as dilated convolutions are.
+        probe_family("max_pool_dilated", nn.Sequential(nn.MaxPool2d(3, stride=1, padding=1, dilation=2), nn.Tanh(),
+                                                       nn.MaxPool2d(2, stride=2, dilation=3)), 3200),
     ]

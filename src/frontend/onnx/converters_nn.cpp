@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "frontend/onnx/converters_batch_norm_training.hpp"
+#include "frontend/onnx/converters_pool_decomposed.hpp"
 #include "frontend/onnx/converters_pool_nd.hpp"
 #include "frontend/onnx/import_context.hpp"
 
@@ -173,10 +174,11 @@ Status convert_pool(NodeView& node, const char* op) {
   POCK_ASSIGN_OR_RETURN(Ints kernel, pair_attr(node, "kernel_shape", {}));
   POCK_ASSIGN_OR_RETURN(Ints strides, pair_attr(node, "strides", {1, 1}));  // ONNX default: 1, not the kernel
   POCK_ASSIGN_OR_RETURN(Ints dilations, pair_attr(node, "dilations", {1, 1}));
-  if (dilations != Ints{1, 1}) return node.unsupported("dilated pooling is not supported");
+  if (dilations != Ints{1, 1} && std::string(op) != "MaxPool2d") return node.unsupported("dilated pooling is not supported for AveragePool");
   POCK_ASSIGN_OR_RETURN(int64_t storage_order, node.attrs().get_int("storage_order", 0));
   if (storage_order != 0) return node.unsupported("storage_order = 1 is not supported");
   POCK_ASSIGN_OR_RETURN(Ints pads, window_pads(node, x, kernel, strides, dilations));
+  if (dilations != Ints{1, 1}) return convert_max_pool_dilated(node, kernel, strides, dilations, pads);
   POCK_ASSIGN_OR_RETURN(int64_t ceil_mode, node.attrs().get_int("ceil_mode", 0));
   Attrs attrs{{"kernel", kernel}, {"strides", strides}, {"pads", pads}, {"ceil_mode", ceil_mode}};
   if (std::string(op) == "AvgPool2d") {

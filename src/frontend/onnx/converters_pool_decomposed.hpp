@@ -1,0 +1,19 @@
+// Pooling that pock's 2-D window ops do not take directly, written with them or with
+// elementwise ops: 3-D windows (separable: a 2-D pool over H, W, then one over D) and dilated max
+// pooling (the maximum of one strided slice per window tap). Both train through the ops they use.
+#pragma once
+#include "frontend/onnx/import_context.hpp"
+
+namespace pock::onnx_import {
+
+// x [N, C, D, H, W]; kernel, strides of 3 values, pads (3 begins, 3 ends). `op` is MaxPool2d
+// or AvgPool2d: the maximum of maxima and the mean of means are the 3-D window's, also where a
+// window overlaps padding (the valid region of a window is a box, so its count factors too).
+Status convert_pool_3d(NodeView& node, const char* op, const std::vector<int64_t>& kernel,
+                       const std::vector<int64_t>& strides, const std::vector<int64_t>& pads);
+
+// x [N, C, H, W] with dilations other than 1: MaxPool only (ceil_mode 0), pads filled with -inf.
+Status convert_max_pool_dilated(NodeView& node, const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+                                const std::vector<int64_t>& dilations, const std::vector<int64_t>& pads);
+
+}  // namespace pock::onnx_import
