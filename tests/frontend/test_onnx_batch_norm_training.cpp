@@ -29,10 +29,8 @@ TEST_CASE("ONNX BatchNormalization training_mode 1 returns batch-normalized y an
   auto g = import_model(m);
   INFO(g.status().to_string());
   REQUIRE(g.is_ok());
-  auto blob = compile(*g, nullptr);
-  REQUIRE(blob.is_ok());
-  auto engine = Engine::open_buffer(blob->data(), blob->size());
-  REQUIRE(engine.is_ok());
+  auto compiled = pock::testing::compile_and_open(*g);
+  Engine* engine = &*compiled.engine;
   REQUIRE(engine->set_input("x", x).is_ok());
   REQUIRE(engine->set_input("mean", mean).is_ok());
   REQUIRE(engine->set_input("var", var).is_ok());

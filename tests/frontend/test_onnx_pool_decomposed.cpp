@@ -108,3 +108,54 @@ TEST_CASE("ONNX dilated MaxPool with padding matches a direct loop; AveragePool'
   REQUIRE_FALSE(refused.is_ok());
   CHECK_THAT(refused.status().message(), Catch::Contains("dilated pooling is not supported for AveragePool"));
 }
+
+TEST_CASE("ONNX MaxPool's argmax indices are flat row-major (or column-major) indices of the first maximum",
+          "[onnx]") {
+  // x [N=2, C=1, 4, 5] with repeated values, so that windows hold ties (the first one counts).
+  const Ints shape{2, 1, 4, 5}, kernel{2, 3}, strides{2, 1}, pads{1, 0, 0, 1};
+  std::vector<float> x(2 * 4 * 5);
+  for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<float>((k * 7) % 5);
+  for (int64_t order : {0, 1}) {
+    OnnxModel m;
+    m.input("x", shape);
+    auto& n = m.node("MaxPool", {"x"}, {"y", "indices"}, "pool");
+    OnnxModel::attr(n, "kernel_shape", kernel);
+    OnnxModel::attr(n, "strides", strides);
+    OnnxModel::attr(n, "pads", pads);
+    OnnxModel::attr(n, "storage_order", order);
+    m.output("y").output("indices");
+    auto g = import_model(m);
+    INFO("storage_order " << order << ": " << g.status().to_string());
+    REQUIRE(g.is_ok());
+    auto compiled = pock::testing::compile_and_open(*g);
+    Engine* engine = &*compiled.engine;
+    REQUIRE(engine->set_input("x", x).is_ok());
+    REQUIRE(engine->infer().is_ok());
+    auto y = engine->output<float>("y");
+    auto indices = engine->output<int64_t>("indices");
+    REQUIRE((y.is_ok() && indices.is_ok()));
+    const int64_t ho = (4 + 1 - 2) / 2 + 1, wo = (5 + 1 - 3) / 1 + 1;
+    std::vector<double> want_y;
+    std::vector<int64_t> want_index;
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t oh = 0; oh < ho; ++oh)
+        for (int64_t ow = 0; ow < wo; ++ow) {
+          double best = -std::numeric_limits<double>::infinity();
+          int64_t where = -1;
+          for (int64_t i = 0; i < kernel[0]; ++i)
+            for (int64_t j = 0; j < kernel[1]; ++j) {
+              const int64_t h = oh * strides[0] - pads[0] + i, w = ow * strides[1] - pads[1] + j;
+              if (h < 0 || h >= 4 || w < 0 || w >= 5) continue;
+              const float v = x[(b * 4 + h) * 5 + w];
+              if (v > best) {
+                best = v;
+                where = b * 20 + (order == 0 ? h * 5 + w : w * 4 + h);
+              }
+            }
+          want_y.push_back(best);
+          want_index.push_back(where);
+        }
+    check_near(y.value(), want_y);
+    CHECK(indices.value() == want_index);
+  }
+}

@@ -165,20 +165,30 @@ Status convert_pool1d(NodeView& node, const char* op) {
   return node.emit_final("Squeeze", {y[0]}, at_h);
 }
 
+Status emit_pool2d(NodeView& node, const char* op, const Ints& kernel, const Ints& strides, const Ints& pads);
+
 Status convert_pool(NodeView& node, const char* op) {
   const Shape& x = node.value(0).shape;
   if (x.size() == 3) return convert_pool1d(node, op);
   if (x.size() > 4) return convert_pool_unit_axes(node, op);
   if (x.size() != 4) return node.unsupported("only 1-D, 2-D and unit-window N-D pooling are supported, input is " + shape_str(x));
-  if (node.output_used(1)) return node.unsupported("output 1 (argmax indices) is not supported");
   POCK_ASSIGN_OR_RETURN(Ints kernel, pair_attr(node, "kernel_shape", {}));
   POCK_ASSIGN_OR_RETURN(Ints strides, pair_attr(node, "strides", {1, 1}));  // ONNX default: 1, not the kernel
   POCK_ASSIGN_OR_RETURN(Ints dilations, pair_attr(node, "dilations", {1, 1}));
   if (dilations != Ints{1, 1} && std::string(op) != "MaxPool2d") return node.unsupported("dilated pooling is not supported for AveragePool");
-  POCK_ASSIGN_OR_RETURN(int64_t storage_order, node.attrs().get_int("storage_order", 0));
-  if (storage_order != 0) return node.unsupported("storage_order = 1 is not supported");
   POCK_ASSIGN_OR_RETURN(Ints pads, window_pads(node, x, kernel, strides, dilations));
+  if (node.output_used(1)) {  // MaxPool's argmax indices, beside y from the same window
+    if (dilations != Ints{1, 1}) POCK_RETURN_IF_ERROR(convert_max_pool_dilated(node, kernel, strides, dilations, pads));
+    else POCK_RETURN_IF_ERROR(emit_pool2d(node, op, kernel, strides, pads));
+    const Shape y = node.ctx().graph.tensor(node.ctx().find(node.proto().output(0))->id).shape;
+    return convert_max_pool_indices(node, kernel, strides, dilations, pads, y);
+  }
   if (dilations != Ints{1, 1}) return convert_max_pool_dilated(node, kernel, strides, dilations, pads);
+  return emit_pool2d(node, op, kernel, strides, pads);
+}
+
+// pock's 2-D pooling op for this node's window; binds output 0.
+Status emit_pool2d(NodeView& node, const char* op, const Ints& kernel, const Ints& strides, const Ints& pads) {
   POCK_ASSIGN_OR_RETURN(int64_t ceil_mode, node.attrs().get_int("ceil_mode", 0));
   Attrs attrs{{"kernel", kernel}, {"strides", strides}, {"pads", pads}, {"ceil_mode", ceil_mode}};
   if (std::string(op) == "AvgPool2d") {
