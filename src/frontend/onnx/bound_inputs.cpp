@@ -119,9 +119,6 @@ Status check_bound_names(const ImportContext& ctx) {
     }
     return false;
   };
-  for (const auto& [name, shape] : ctx.options.input_shapes) {
-    if (!is_input(name)) return Status(Code::kNotFound, "--input-shape names '" + name + "', which is not an input of the model");
-  }
   for (const auto& [name, value] : ctx.options.bound_inputs) {
     if (is_initializer(name)) {
       return Status(Code::kInvalidArgument, "--bind names '" + name + "', which is an initializer of the model, not a "

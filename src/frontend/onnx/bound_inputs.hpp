@@ -11,7 +11,7 @@ namespace pock::onnx_import {
 // input's declared type; the error names the input.
 Status declare_bound_input(ImportContext& ctx, const onnx::ValueInfoProto& in, const OnnxBoundValue& bound);
 
-// Refuses a binding or shape override that names no graph input of the model.
+// Refuses a binding that names no graph input of the model.
 Status check_bound_names(const ImportContext& ctx);
 
 }  // namespace pock::onnx_import

@@ -187,6 +187,11 @@ Status declare_inputs(ImportContext& ctx) {
     v.graph_input = true;
     v.id = ctx.graph.add_input(in.name(), dt.value(), *shape);
   }
+  for (const auto& name : ctx.options.input_shapes) {
+    bool known = false;
+    for (const auto& in : ctx.proto.input()) known = known || in.name() == name.first;
+    if (!known) return Status(Code::kNotFound, "--input-shape names '" + name.first + "', which is not an input of the model");
+  }
   return Status::ok();
 }
 
