@@ -154,6 +154,31 @@ def pool3d_family(seed):
                                sparse_params={n for n, _ in model.named_parameters() if n.startswith("stem.")})
 
 
+class ConvTranspose3dNet(nn.Module):
+    """A 3-D transposed convolution (pock: one 2-D per depth tap, spread, shifted and summed) with
+    a depth stride, dilation, pads and output_padding, on [B, 4, 6, 8, 8] written by a 1x1
+    convolution of the image; it trains, so the gradient reaches its weight through the slices."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 24, 1)
+        self.up = nn.ConvTranspose3d(4, 2, (3, 2, 2), stride=(2, 1, 2), padding=(1, 0, 1), output_padding=(1, 0, 1),
+                                     dilation=(2, 1, 1))
+        self.fc = nn.Linear(2, CLASSES)
+
+    def forward(self, x):
+        v = torch.tanh(self.stem(x)).view(x.shape[0], 4, 6, 8, 8)
+        return self.fc(torch.tanh(self.up(v)).mean(dim=(2, 3, 4)))
+
+
+def conv_transpose_3d_family(seed):
+    torch.manual_seed(seed)
+    model = ConvTranspose3dNet()
+    return models.image_family("conv_transpose_3d", model, hw=8, seed=seed,
+                               sparse_rules=[{"match": "up.*"}, {"match": "fc.*"}],
+                               sparse_params={n for n, _ in model.named_parameters() if n.startswith(("up.", "fc."))})
+
+
 def families():
     return [
         probe_family("elu_selu_celu", nn.Sequential(nn.ELU(0.7), nn.Conv2d(6, 6, 1), nn.SELU(),
@@ -183,4 +208,5 @@ def families():
         # Dilated max pooling (a maximum of strided slices in pock), padded as dilated convolutions are.
         probe_family("max_pool_dilated", nn.Sequential(nn.MaxPool2d(3, stride=1, padding=1, dilation=2), nn.Tanh(),
                                                        nn.MaxPool2d(2, stride=2, dilation=3)), 3200),
+        conv_transpose_3d_family(3300),
     ]
