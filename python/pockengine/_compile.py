@@ -5,6 +5,7 @@ import inspect as _inspect
 import io
 import json
 import os
+import tempfile
 import warnings
 
 from . import _pockengine
@@ -79,6 +80,23 @@ def _shape_args(input_shapes, dims):
         args.extend(str(a) for a in input_shapes)
     for name, value in (dims or {}).items():
         args.append(f"@{name}={int(value)}")
+    return args
+
+
+def _bind_args(bind, folder):
+    """{"shape": [3, 4], "scales": np.array(...)} as pockc's --bind arguments: a list or scalar in
+    text form (the input's declared dtype), an array through a .npy file in `folder` (its dtype)."""
+    args = []
+    for name, value in (bind or {}).items():
+        if hasattr(value, "dtype") and hasattr(value, "shape"):
+            import numpy as np
+            path = os.path.join(folder, f"bind{len(args)}.npy")
+            np.save(path, np.ascontiguousarray(value))
+            args.append(f"{name}=@{path}")
+        elif isinstance(value, (list, tuple)):
+            args.append(f"{name}=" + ",".join(repr(v) for v in value))
+        else:
+            args.append(f"{name}={value!r}")
     return args
 
 
@@ -157,7 +175,7 @@ def _with_initializers(onnx_bytes, values):
 def compile(model, recipe=None, *, output=None, input_shapes=None, dims=None, example_inputs=None,
             input_names=None, output_names=None, opset=17, backend="", plugins=(), optimize=True,
             reorder_updates=True, memory_schedule=True, layout=True, fold_frozen_scales=True, profile=None,
-            memory_budget=0, expose_gradients=False, kv_cache=0, num_labels=-1):
+            memory_budget=0, expose_gradients=False, kv_cache=0, num_labels=-1, bind=None):
     """Compiles `model` (and with `recipe`, its training step) into a :class:`Blob`.
 
     model          a path (.onnx, .gguf, a Hugging Face folder), ONNX bytes, an onnx.ModelProto,
@@ -166,6 +184,9 @@ def compile(model, recipe=None, *, output=None, input_shapes=None, dims=None, ex
     output         also write the blob to this path (Blob.open then maps the file)
     input_shapes   {"x": (8, 3, 64, 64)}: static shapes (pockc compile --input-shape)
     dims           {"batch": 8}: values of named symbolic dimensions (--input-shape @batch=8)
+    bind           {"shape": [3, 4]}: ONNX graph inputs bound to values at compile time (pockc
+                   compile --bind): a list or scalar takes the input's declared dtype, a NumPy
+                   array keeps its own, which must be the declared one
     example_inputs a torch.nn.Module's inputs for the export: a tensor or array, a tuple, or a
                    dict by input name; input_names / output_names name the ONNX graph's tensors
                    (default: the forward's argument names, and "output")
@@ -186,11 +207,12 @@ def compile(model, recipe=None, *, output=None, input_shapes=None, dims=None, ex
         model = os.fspath(model)
     elif not isinstance(model, (str, bytes)):
         raise TypeError(f"model: a path, ONNX bytes, an onnx.ModelProto or a torch.nn.Module, not {type(model).__name__}")
-    data, report = _pockengine.compile_model(
-        model, _recipe_text(recipe), _shape_args(input_shapes, dims), int(kv_cache), int(num_labels), backend or "",
-        [os.fspath(p) for p in plugins], bool(optimize), bool(reorder_updates), bool(memory_schedule), bool(layout),
-        bool(fold_frozen_scales), os.fspath(profile) if profile else "", _memory_budget(memory_budget),
-        bool(expose_gradients))
+    with tempfile.TemporaryDirectory() as folder:
+        data, report = _pockengine.compile_model(
+            model, _recipe_text(recipe), _shape_args(input_shapes, dims), int(kv_cache), int(num_labels),
+            backend or "", [os.fspath(p) for p in plugins], bool(optimize), bool(reorder_updates),
+            bool(memory_schedule), bool(layout), bool(fold_frozen_scales), os.fspath(profile) if profile else "",
+            _memory_budget(memory_budget), bool(expose_gradients), _bind_args(bind, folder))
     blob = Blob(data, json.loads(report) if report else {})
     if output is not None:
         blob.save(output)

@@ -17,6 +17,7 @@
 
 #ifdef POCK_HAVE_ONNX
 #include "pock/compiler/onnx.hpp"
+#include "tools/bind_arg.hpp"
 #endif
 
 namespace nb = nanobind;
@@ -26,14 +27,15 @@ namespace {
 
 // ONNX bytes in memory: what torch.onnx.export writes into a BytesIO.
 Result<Graph> import_onnx_in_memory(const void* data, size_t size, const std::vector<std::string>& input_shapes,
-                                    int64_t batch_size) {
+                                    const std::vector<std::string>& binds, int64_t batch_size) {
 #ifdef POCK_HAVE_ONNX
   OnnxImportOptions onnx;
   onnx.batch_size = batch_size;
   for (const std::string& arg : input_shapes) POCK_RETURN_IF_ERROR(parse_input_shape_arg(arg, &onnx));
+  for (const std::string& arg : binds) POCK_RETURN_IF_ERROR(tools::add_bind_arg(arg, &onnx));
   return import_onnx_bytes(data, size, onnx);
 #else
-  (void)data, (void)size, (void)input_shapes, (void)batch_size;
+  (void)data, (void)size, (void)input_shapes, (void)binds, (void)batch_size;
   return Status(Code::kUnsupportedOp, "this pockengine was built without the ONNX frontend (POCK_WITH_ONNX=OFF)");
 #endif
 }
@@ -42,7 +44,7 @@ Result<Graph> import_onnx_in_memory(const void* data, size_t size, const std::ve
 nb::tuple compile_model(nb::object model, std::optional<std::string> recipe_json, std::vector<std::string> input_shapes,
                         int64_t kv_cache, int64_t num_labels, std::string backend, std::vector<std::string> backend_plugins,
                         bool optimize, bool reorder_updates, bool memory_schedule, bool layout, bool fold_frozen_scales,
-                        std::string profile, uint64_t memory_budget, bool expose_gradients) {
+                        std::string profile, uint64_t memory_budget, bool expose_gradients, std::vector<std::string> binds) {
   Recipe recipe;
   if (recipe_json) {
     auto parsed = parse_recipe(*recipe_json);
@@ -73,10 +75,11 @@ nb::tuple compile_model(nb::object model, std::optional<std::string> recipe_json
     const void* data = bytes.c_str();
     const size_t size = bytes.size();
     nb::gil_scoped_release release;
-    blob = build(import_onnx_in_memory(data, size, input_shapes, batch_size));
+    blob = build(import_onnx_in_memory(data, size, input_shapes, binds, batch_size));
   } else {
     tools::ModelLoadOptions load;
     load.input_shapes = std::move(input_shapes);
+    load.binds = std::move(binds);
     load.batch_size = batch_size;
     load.kv_cache = kv_cache;
     load.num_labels = num_labels;
@@ -94,7 +97,7 @@ void bind_compile(nb::module_& m) {
   m.def("compile_model", &compile_model, nb::arg("model"), nb::arg("recipe_json").none(), nb::arg("input_shapes"),
         nb::arg("kv_cache"), nb::arg("num_labels"), nb::arg("backend"), nb::arg("backend_plugins"), nb::arg("optimize"),
         nb::arg("reorder_updates"), nb::arg("memory_schedule"), nb::arg("layout"), nb::arg("fold_frozen_scales"),
-        nb::arg("profile"), nb::arg("memory_budget"), nb::arg("expose_gradients"),
+        nb::arg("profile"), nb::arg("memory_budget"), nb::arg("expose_gradients"), nb::arg("binds"),
         "Compiles a model file (str) or ONNX bytes, with a recipe's JSON text or None (inference only).\n"
         "Returns (blob bytes, the compiler's report as JSON text). pockengine.compile is the friendly form.");
 }

@@ -37,6 +37,7 @@ Status run_compile(const ParsedArgs& args) {
   }
   ModelLoadOptions load;
   load.input_shapes = args.all("--input-shape");
+  load.binds = args.all("--bind");
   load.batch_size = train ? recipe.batch_size : 0;
   POCK_ASSIGN_OR_RETURN(load.kv_cache, args.get_int("--kv-cache", 0));
   POCK_ASSIGN_OR_RETURN(load.num_labels, args.get_int("--num-labels", -1));
@@ -82,16 +83,22 @@ Status run_compile(const ParsedArgs& args) {
 const CommandEntry& compile_command() {
   static const CommandEntry entry{
       Command{"compile",
-              "MODEL.onnx [--recipe RECIPE.json] -o OUT.pock [--input-shape NAME=d0,d1,...]",
+              "MODEL.onnx [--recipe RECIPE.json] -o OUT.pock [--input-shape NAME=d0,d1,...] [--bind NAME=v0,v1,...]",
               "Compile a model, and with a recipe its training step, into a .pock blob.",
               "Without --recipe the blob only runs inference. Shapes are static: every symbolic input\n"
               "dimension needs a size, from --input-shape; with a recipe, the leading dimension of every\n"
               "input is the recipe's batch_size.\n"
+              "Operands pock needs at compile time (a Reshape's shape, Slice's starts, Resize's scales, ...)\n"
+              "may be graph inputs in an ONNX file: --bind gives such an input the value it always takes; it\n"
+              "becomes a constant and leaves the blob's inputs. Text values take the input's declared dtype\n"
+              "(int64 if none) as a 1-D tensor, or a scalar for a rank-0 input; NAME= binds an empty one;\n"
+              "any other shape or dtype comes from a .npy file (NAME=@values.npy).\n"
               "The recipe format is documented in docs/recipe.md; the ONNX import in docs/onnx.md.",
               {"MODEL"},
               {{"--recipe", "RECIPE.json", "what trains, the loss, the optimizer, the batch size"},
                {"--output", "OUT.pock", "where to write the blob", false, true, "-o"},
                {"--input-shape", "NAME=d0,d1,...", "static shape of an input, or @DIM=N for a named dimension", true},
+               {"--bind", "NAME=v0,v1,...", "ONNX: bind a graph input to a value at compile time (NAME=@values.npy: from a .npy file)", true},
                {"--backend", "NAME", "preferred kernel backend recorded in the blob (cpu, ref, or a plugin's name); cuda (CUDA builds) puts the ops it runs in GPU memory"},
                backend_plugin_option(),
                memory_budget_option(),

@@ -7,7 +7,7 @@
 #include "pock/compiler/safetensors.hpp"
 
 #ifdef POCK_HAVE_ONNX
-#include "pock/compiler/onnx.hpp"
+#include "tools/bind_arg.hpp"
 #endif
 
 namespace pock::tools {
@@ -41,6 +41,9 @@ Result<Graph> load_hf_folder(const std::string& path, const ModelLoadOptions& op
 Result<Graph> load_model(const std::string& path, const ModelLoadOptions& options) {
   const std::string ext = std::filesystem::path(path).extension().string();
   std::error_code ec;
+  if (!options.binds.empty() && ext != ".onnx") {
+    return Status(Code::kInvalidArgument, "--bind binds inputs of ONNX models; '" + path + "' is not an .onnx file");
+  }
   if (std::filesystem::exists(std::filesystem::path(path) / "config.json", ec)) return load_hf_folder(path, options);
   if (options.num_labels >= 0) return Status(Code::kInvalidArgument, "--num-labels applies to Hugging Face BERT folders");
   if (ext == ".gguf") {
@@ -66,6 +69,7 @@ Result<Graph> load_model(const std::string& path, const ModelLoadOptions& option
     OnnxImportOptions onnx;
     onnx.batch_size = options.batch_size;
     for (const std::string& arg : options.input_shapes) POCK_RETURN_IF_ERROR(parse_input_shape_arg(arg, &onnx));
+    for (const std::string& arg : options.binds) POCK_RETURN_IF_ERROR(add_bind_arg(arg, &onnx));
     return import_onnx(path, onnx);
 #else
     return Status(Code::kUnsupportedOp, "this pockc was built without the ONNX frontend (POCK_WITH_ONNX=OFF)");

@@ -3,6 +3,7 @@
 #pragma once
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,24 @@ std::vector<T> infer_one(const Graph& g, const std::string& input, const std::ve
   auto y = engine->template output<T>(output);
   REQUIRE(y.is_ok());
   return y.value();
+}
+
+// A graph compiled for the host (inference only) and an engine on it, which reads the blob's
+// bytes in place: the two live together.
+struct CompiledModel {
+  std::vector<uint8_t> blob;
+  std::optional<Engine> engine;
+};
+
+inline CompiledModel compile_and_open(const Graph& g) {
+  CompiledModel m;
+  auto blob = compile(g, nullptr);
+  REQUIRE(blob.is_ok());
+  m.blob = std::move(blob.value());
+  auto engine = Engine::open_buffer(m.blob.data(), m.blob.size());
+  REQUIRE(engine.is_ok());
+  m.engine.emplace(std::move(engine.value()));
+  return m;
 }
 
 }  // namespace pock::testing

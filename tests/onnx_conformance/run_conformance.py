@@ -28,23 +28,32 @@ SUMMARY_BEGIN, SUMMARY_END = "<!-- conformance-summary:begin -->", "<!-- conform
 REASON_MAX = 160  # characters of a reason kept in the table: the start names the problem
 
 
+BOUND_SUFFIX = re.compile(r" \(bound: ([^)]*)\)$")
+
+
 def run_case(runner, case_dir, timeout):
-    """Returns the reason the case fails ("category: message"), or None when it passes."""
+    """Returns (the reason the case fails, "category: message", or None when it passes; the graph
+    inputs the runner bound to the test's values, as `pockc compile --bind` would)."""
     try:
         p = subprocess.run([runner, case_dir], capture_output=True, text=True, timeout=timeout,
                            errors="replace")
     except subprocess.TimeoutExpired:
-        return f"timeout: no answer in {timeout:g} s"
+        return f"timeout: no answer in {timeout:g} s", []
     line = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
+    bound = []
+    m = BOUND_SUFFIX.search(line)
+    if m and p.returncode in (0, 1):
+        bound = m.group(1).split(", ")
+        line = line[:m.start()]
     if p.returncode == 0 and line == "PASS":
-        return None
+        return None, bound
     if p.returncode == 1 and line.startswith("FAIL "):
-        return line[len("FAIL "):]
+        return line[len("FAIL "):], bound
     stderr = p.stderr.strip().splitlines()
     last = stderr[-1] if stderr else "no output"
     if p.returncode < 0:
-        return f"crash: {signal.Signals(-p.returncode).name}: {last}"
-    return f"crash: exit status {p.returncode}: {last}"
+        return f"crash: {signal.Signals(-p.returncode).name}: {last}", bound
+    return f"crash: exit status {p.returncode}: {last}", bound
 
 
 # Where pock's messages turn from the problem to advice, which the table does not need.
@@ -124,13 +133,19 @@ def replace_between(text, begin, end, body):
     return text[:text.index(begin) + len(begin)] + "\n" + body + text[text.index(end):]
 
 
-def summary_text(results, ops, header):
+def summary_text(results, ops, header, bound):
     total = len(results)
     failing = {n: r for n, r in results.items() if r is not None}
     passed = total - len(failing)
     lines = [f"{header}: **{total} cases, {passed} pass ({100.0 * passed / total:.1f} %)**, "
-             f"target >= {TARGET_PASS_RATE:g} %.", "",
-             "| failure category | cases |", "|---|---|"]
+             f"target >= {TARGET_PASS_RATE:g} %.", ""]
+    passed_bound = sorted(n for n, inputs in bound.items() if inputs and results[n] is None)
+    if passed_bound:
+        lines += [f"{len(passed_bound)} of the passing cases feed an operand that pock needs at compile time "
+                  "(a shape, axes, scales, pads, ...) as a graph input: the runner binds that input to the "
+                  "test's value, as `pockc compile --bind` does, and imports again. Case (bound inputs):", "",
+                  ", ".join(f"{n} ({', '.join(bound[n])})" for n in passed_bound), ""]
+    lines += ["| failure category | cases |", "|---|---|"]
     kinds = {name: failure_kind(r) for name, r in failing.items()}
     for kind, n in sorted(collections.Counter(kinds.values()).items(), key=lambda kn: (-kn[1], kn[0])):
         lines.append(f"| {kind} | {n} |")
@@ -146,13 +161,13 @@ def summary_text(results, ops, header):
     return "\n".join(lines) + "\n"
 
 
-def update_docs(docs_path, results, ops, header):
+def update_docs(docs_path, results, ops, header, bound):
     with open(docs_path) as f:
         text = f.read()
     rows = ["| case | reason |", "|---|---|"]
     rows += [f"| {name} | {table_cell(reason)} |" for name, reason in sorted(results.items()) if reason is not None]
     text = replace_between(text, FAILURES_BEGIN, FAILURES_END, "\n".join(rows) + "\n")
-    text = replace_between(text, SUMMARY_BEGIN, SUMMARY_END, summary_text(results, ops, header))
+    text = replace_between(text, SUMMARY_BEGIN, SUMMARY_END, summary_text(results, ops, header, bound))
     with open(docs_path, "w") as f:
         f.write(text)
 
@@ -185,13 +200,14 @@ def main():
     print(f"{count} cases of onnx {onnx.__version__} in {node_dir}" + (" (cached)" if cached else " (written)"))
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         futures = {n: pool.submit(run_case, args.runner, os.path.join(node_dir, n), args.timeout) for n in names}
-        results = {n: f.result() for n, f in futures.items()}
-    results = {n: r and plain_reason(r, os.path.join(node_dir, n)) for n, r in results.items()}
+        outcomes = {n: f.result() for n, f in futures.items()}
+    results = {n: r and plain_reason(r, os.path.join(node_dir, n)) for n, (r, _) in outcomes.items()}
+    bound = {n: inputs for n, (_, inputs) in outcomes.items()}
     ops = {n: op_under_test(os.path.join(node_dir, n), n) for n in names}
     elapsed = time.monotonic() - start
 
     header = f"onnx {onnx.__version__} node tests"
-    print(summary_text(results, ops, header).replace("**", ""))
+    print(summary_text(results, ops, header, bound).replace("**", ""))
     passed = sum(r is None for r in results.values())
     print(f"{len(results)} cases, {passed} pass ({100.0 * passed / max(1, len(results)):.1f} %), "
           f"target >= {TARGET_PASS_RATE:g} %  ({elapsed:.0f} s, {args.jobs} jobs)")
@@ -199,7 +215,7 @@ def main():
     if args.update:
         if args.filter:
             sys.exit("--update needs the whole run (no --filter)")
-        update_docs(args.expected, results, ops, header)
+        update_docs(args.expected, results, ops, header, bound)
         print(f"updated {args.expected}")
         return 0
 

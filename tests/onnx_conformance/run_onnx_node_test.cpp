@@ -1,5 +1,6 @@
 // Runs one ONNX backend node test case through pock and prints one line: PASS, or
-// FAIL <category>: <message>, the category one of
+// FAIL <category>: <message>, either followed by " (bound: NAME, ...)" when the import needed
+// graph inputs bound to the test's values (operands pock needs at compile time), the category one of
 //   import refused | compile refused | open refused | bad test data | run error |
 //   wrong dtype | wrong shape | mismatch | exception.
 // The model is imported with no recipe (inference only) and compiled for the host backends, as
@@ -7,7 +8,9 @@
 // conformance driver (run_conformance.py) treats anything else (a signal, a hang) as a crash.
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "node_test_case.hpp"
 #include "output_compare.hpp"
@@ -67,8 +70,48 @@ Verdict run_data_set(Engine& engine, const DataSet& d) {
   return {};
 }
 
-Verdict run_case(const std::string& case_dir) {
-  auto graph = import_onnx(case_dir + "/model.onnx");
+// The value every data set feeds to input `name`, for a binding: a blob is compiled once, so the
+// data sets must agree on it.
+Result<OnnxBoundValue> bound_value(const NodeTestCase& data, const std::string& name) {
+  const onnx_import::DecodedTensor* first = nullptr;
+  for (size_t k = 0; k < data.data_sets.size(); ++k) {
+    for (const NamedTensor& in : data.data_sets[k].inputs) {
+      if (in.name != name) continue;
+      if (!first) first = &in.value;
+      if (in.value.dtype != first->dtype || in.value.shape != first->shape || in.value.bytes != first->bytes) {
+        return Status(Code::kInvalidArgument, "input '" + name + "' needs a binding, but data set " + std::to_string(k) +
+                                                  " feeds it another value than data set 0 (a blob is compiled once)");
+      }
+    }
+  }
+  if (!first) return Status(Code::kNotFound, "input '" + name + "' needs a binding, but no data set feeds it");
+  OnnxBoundValue value;
+  value.dtype = first->dtype;
+  value.shape = first->shape;
+  value.bytes = first->bytes;
+  return value;
+}
+
+Verdict run_case(const std::string& case_dir, std::vector<std::string>* bound) {
+  // As a user following the importer's advice: bind the one input it names to the value the
+  // test feeds, and import again, until it imports or refuses for another reason.
+  OnnxImportOptions options;
+  std::optional<NodeTestCase> data;
+  Result<Graph> graph = Status(Code::kInternal, "not imported");
+  for (;;) {
+    OnnxImportRefusal refusal;
+    graph = import_onnx(case_dir + "/model.onnx", options, &refusal);
+    if (graph.is_ok() || refusal.input_to_bind.empty() || options.bound_inputs.count(refusal.input_to_bind)) break;
+    if (!data) {
+      auto read = read_node_test_case(case_dir);
+      if (!read.is_ok()) return fail("bad test data", read.status().message());
+      data = std::move(read).value();
+    }
+    auto value = bound_value(*data, refusal.input_to_bind);
+    if (!value.is_ok()) return fail("import refused", graph.status().message() + " [" + value.status().message() + "]");
+    options.bound_inputs[refusal.input_to_bind] = std::move(value).value();
+    bound->push_back(refusal.input_to_bind);
+  }
   if (!graph.is_ok()) return fail("import refused", graph.status().message());
   auto blob = compile(*graph, nullptr);
   if (!blob.is_ok()) return fail("compile refused", blob.status().message());
@@ -76,8 +119,11 @@ Verdict run_case(const std::string& case_dir) {
   config.num_threads = 1;  // the driver runs one case per core
   auto engine = Engine::open_buffer(blob->data(), blob->size(), config);
   if (!engine.is_ok()) return fail("open refused", engine.status().message());
-  auto data = read_node_test_case(case_dir);
-  if (!data.is_ok()) return fail("bad test data", data.status().message());
+  if (!data) {
+    auto read = read_node_test_case(case_dir);
+    if (!read.is_ok()) return fail("bad test data", read.status().message());
+    data = std::move(read).value();
+  }
   for (const DataSet& d : data->data_sets) {
     Verdict v = run_data_set(*engine, d);
     if (!v.category.empty()) return v;
@@ -103,17 +149,21 @@ int main(int argc, char** argv) {
     return 2;
   }
   Verdict v;
+  std::vector<std::string> bound;  // inputs bound to the test's values (reported, so it stays visible)
   try {
-    v = pock::conformance::run_case(argv[1]);
+    v = pock::conformance::run_case(argv[1], &bound);
   } catch (const std::exception& e) {
     v = {"exception", e.what()};
   } catch (...) {
     v = {"exception", "a non-standard exception"};
   }
+  std::string with;
+  for (const std::string& name : bound) with += (with.empty() ? " (bound: " : ", ") + name;
+  if (!with.empty()) with += ")";
   if (v.category.empty()) {
-    std::printf("PASS\n");
+    std::printf("PASS%s\n", with.c_str());
     return 0;
   }
-  std::printf("FAIL %s: %s\n", v.category.c_str(), pock::conformance::one_line(v.message).c_str());
+  std::printf("FAIL %s: %s%s\n", v.category.c_str(), pock::conformance::one_line(v.message).c_str(), with.c_str());
   return 1;
 }

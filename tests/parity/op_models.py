@@ -95,16 +95,88 @@ class Pool1dNet(nn.Module):
         return self.fc(x.mean(dim=2))
 
 
-def pool1d_family(seed):
+def family_1d(name, model_class, seed, trained):
+    """A model on [B, 3, 16] whose parameters under the `trained` prefixes train in the sparse scheme."""
     torch.manual_seed(seed)
-    model = Pool1dNet()
+    model = model_class()
 
     def make_batch(step):
         g = torch.Generator().manual_seed(seed + step)
         return {"input": torch.randn(models.BATCH, 3, 16, generator=g)}, torch.randint(0, CLASSES, (models.BATCH,), generator=g)
     inputs, _ = make_batch(-1)
-    return models.Family("pool1d", model, inputs, make_batch, [17], [{"match": "conv2.*"}, {"match": "fc.*"}],
-                         {n for n, _ in model.named_parameters() if n.startswith(("conv2.", "fc."))})
+    return models.Family(name, model, inputs, make_batch, [17], [{"match": p + "*"} for p in trained],
+                         {n for n, _ in model.named_parameters() if n.startswith(tuple(trained))})
+
+
+def pool1d_family(seed):
+    return family_1d("pool1d", Pool1dNet, seed, ["conv2.", "fc."])
+
+
+class ConvTranspose1dNet(nn.Module):
+    """A 1-D transposed convolution (pock runs it as 2-D with H = 1) between 1-D convolutions on
+    [B, 3, 16]; it trains, so its weight gradient passes the reshapes around the 2-D op."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(3, 6, 3)
+        self.up = nn.ConvTranspose1d(6, 4, 3, stride=2, padding=1, output_padding=1)
+        self.fc = nn.Linear(4, CLASSES)
+
+    def forward(self, x):
+        return self.fc(torch.tanh(self.up(torch.tanh(self.conv(x)))).mean(dim=2))
+
+
+def conv_transpose_1d_family(seed):
+    return family_1d("conv_transpose_1d", ConvTranspose1dNet, seed, ["up.", "fc."])
+
+
+class Pool3dNet(nn.Module):
+    """3-D max and average pooling (pock runs each as a 2-D pool over H, W, then one over D) on
+    [B, 4, 6, 8, 8] that a 1x1 convolution writes from the [B, 3, 8, 8] image, so that their
+    gradients reach a trained weight."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 24, 1)
+        self.max3d = nn.MaxPool3d(2, stride=(1, 2, 2), padding=(1, 0, 1))
+        self.avg3d = nn.AvgPool3d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)
+        self.fc = nn.Linear(4, CLASSES)
+
+    def forward(self, x):
+        v = self.stem(x).view(x.shape[0], 4, 6, 8, 8)
+        return self.fc(torch.tanh(self.avg3d(torch.tanh(self.max3d(v)))).mean(dim=(2, 3, 4)))
+
+
+def pool3d_family(seed):
+    torch.manual_seed(seed)
+    model = Pool3dNet()
+    return models.image_family("pool3d", model, hw=8, seed=seed, sparse_rules=[{"match": "stem.*"}],
+                               sparse_params={n for n, _ in model.named_parameters() if n.startswith("stem.")})
+
+
+class ConvTranspose3dNet(nn.Module):
+    """A 3-D transposed convolution (pock: one 2-D per depth tap, spread, shifted and summed) with
+    a depth stride, dilation, pads and output_padding, on [B, 4, 6, 8, 8] written by a 1x1
+    convolution of the image; it trains, so the gradient reaches its weight through the slices."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 24, 1)
+        self.up = nn.ConvTranspose3d(4, 2, (3, 2, 2), stride=(2, 1, 2), padding=(1, 0, 1), output_padding=(1, 0, 1),
+                                     dilation=(2, 1, 1))
+        self.fc = nn.Linear(2, CLASSES)
+
+    def forward(self, x):
+        v = torch.tanh(self.stem(x)).view(x.shape[0], 4, 6, 8, 8)
+        return self.fc(torch.tanh(self.up(v)).mean(dim=(2, 3, 4)))
+
+
+def conv_transpose_3d_family(seed):
+    torch.manual_seed(seed)
+    model = ConvTranspose3dNet()
+    return models.image_family("conv_transpose_3d", model, hw=8, seed=seed,
+                               sparse_rules=[{"match": "up.*"}, {"match": "fc.*"}],
+                               sparse_params={n for n, _ in model.named_parameters() if n.startswith(("up.", "fc."))})
 
 
 def families():
@@ -132,4 +204,10 @@ def families():
                      2700),
         probe_family("resize", nn.Sequential(nn.Conv2d(6, 6, 1), Resampled(), nn.Tanh()), 2800),
         probe_family("depth_space_gather", nn.Sequential(nn.Conv2d(6, 6, 1), Shuffled(), nn.Tanh()), 2900),
+        conv_transpose_1d_family(3000),
+        pool3d_family(3100),
+        # Dilated max pooling (a maximum of strided slices in pock), padded as dilated convolutions are.
+        probe_family("max_pool_dilated", nn.Sequential(nn.MaxPool2d(3, stride=1, padding=1, dilation=2), nn.Tanh(),
+                                                       nn.MaxPool2d(2, stride=2, dilation=3)), 3200),
+        conv_transpose_3d_family(3300),
     ]

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "frontend/onnx/bound_inputs.hpp"
 #include "frontend/onnx/node_schemas.hpp"
 #include "frontend/onnx/opset_adapters.hpp"
 #include "frontend/onnx/proto_reading.hpp"
@@ -35,8 +36,13 @@ class Inliner {
  public:
   // `graph` holds everything but its nodes, which are in `nodes`; run() writes the nodes back.
   Inliner(onnx::GraphProto& graph, const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, int64_t opset,
-          const OnnxImportOptions& options, std::string base_dir)
-      : out_(graph), nodes_(nodes), opset_(opset), options_(options), base_dir_(std::move(base_dir)) {}
+          const OnnxImportOptions& options, std::string base_dir, std::string* input_to_bind)
+      : out_(graph),
+        nodes_(nodes),
+        opset_(opset),
+        options_(options),
+        base_dir_(std::move(base_dir)),
+        input_to_bind_(input_to_bind) {}
 
   Status run() {
     collect_known_values();
@@ -89,13 +95,32 @@ class Inliner {
     }
   }
 
-  // The one-element value of `name` when it is a constant; nullopt otherwise.
+  // The one-element value of `name` when it is a constant or a bound graph input; nullopt otherwise
+  // (and a graph input is then named as the one to bind).
   Result<std::optional<int64_t>> constant_scalar(const std::string& name) const {
+    HostTensor t;
     auto it = constants_.find(name);
-    if (it == constants_.end()) return std::optional<int64_t>();
-    POCK_ASSIGN_OR_RETURN(HostTensor t, decode_host_tensor(*it->second, base_dir_));
+    if (it != constants_.end()) {
+      POCK_ASSIGN_OR_RETURN(t, decode_host_tensor(*it->second, base_dir_));
+    } else if (const onnx::ValueInfoProto* in = graph_input(name)) {
+      auto bound = options_.bound_inputs.find(name);
+      if (bound == options_.bound_inputs.end()) {
+        *input_to_bind_ = name;
+        return std::optional<int64_t>();
+      }
+      POCK_ASSIGN_OR_RETURN(t, bound_input_value(*in, bound->second, options_));
+    } else {
+      return std::optional<int64_t>();
+    }
     if (t.size() != 1) return error("'" + name + "' must hold one value, it has shape " + shape_str(t.shape));
     return std::optional<int64_t>(t.as_int(0));
+  }
+
+  const onnx::ValueInfoProto* graph_input(const std::string& name) const {
+    for (const auto& in : out_.input()) {
+      if (in.name() == name) return &in;
+    }
+    return nullptr;
   }
 
   Result<Shape> static_shape(const std::string& name, const char* role) const {
@@ -230,6 +255,7 @@ class Inliner {
                    std::to_string(else_body.output_size()) + " outputs, the node has " + std::to_string(outputs));
     }
     POCK_ASSIGN_OR_RETURN(std::optional<int64_t> cond, constant_scalar(n.input(0)));
+    input_to_bind_->clear();  // a run-time condition is fine here: both branches run
     if (cond) {
       const std::vector<std::string> chosen = splice(*cond ? then_body : else_body, {}, prefix_ + (*cond ? "then/" : "else/"));
       for (int k = 0; k < outputs; ++k) {
@@ -452,6 +478,7 @@ class Inliner {
   const int64_t opset_;
   const OnnxImportOptions& options_;
   const std::string base_dir_;
+  std::string* input_to_bind_;
   std::unordered_map<std::string, const onnx::TensorProto*> constants_;
   std::unordered_map<std::string, Shape> shapes_;
   std::unordered_map<std::string, bool> hoisted_;
@@ -463,13 +490,13 @@ class Inliner {
 }  // namespace
 
 Status inline_control_flow(onnx::GraphProto* graph, int64_t opset, const OnnxImportOptions& options,
-                           const std::string& base_dir) {
+                           const std::string& base_dir, std::string* input_to_bind) {
   bool any = false;
   for (const auto& n : graph->node()) any = any || is_control_flow(n);
   if (!any) return Status::ok();
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
   nodes.Swap(graph->mutable_node());
-  return Inliner(*graph, nodes, opset, options, base_dir).run();
+  return Inliner(*graph, nodes, opset, options, base_dir, input_to_bind).run();
 }
 
 }  // namespace pock::onnx_import

@@ -9,7 +9,8 @@
 //   from a static shape in the file (graph input, initializer, value_info) or --input-shape; scan
 //   outputs are stacked with Unsqueeze and Concat.
 // - Loop: unrolled when the trip count is a constant and the loop cannot stop early (no
-//   condition, or a constant true one the body passes through unchanged).
+//   condition, or a constant true one the body passes through unchanged); a trip count or
+//   condition fed as a graph input can be bound to a value at compile time.
 // Bodies are checked against ONNX's schemas and rewritten to the canonical form
 // (opset_adapters.hpp) first; their nodes get names prefixed by the loop node and iteration, so
 // error messages still say where a node came from. Nested control flow inside a body is refused.
@@ -28,7 +29,9 @@ inline constexpr char kBranchSelectOp[] = "If.select";
 
 // `graph` is in canonical form at `opset`; rewritten in place (untouched when it has no control
 // flow, so a large model's initializers are never copied).
+// A trip count or condition read from a graph input may be bound (OnnxImportOptions::bound_inputs);
+// when the refusal is that such an input is unbound, `input_to_bind` names it.
 Status inline_control_flow(onnx::GraphProto* graph, int64_t opset, const OnnxImportOptions& options,
-                           const std::string& base_dir);
+                           const std::string& base_dir, std::string* input_to_bind);
 
 }  // namespace pock::onnx_import

@@ -1,4 +1,5 @@
 // ONNX elementwise math, activations and matrix products -> pock ops (docs/ops.md).
+#include <algorithm>
 #include <cmath>
 
 #include "frontend/onnx/folding_util.hpp"
@@ -184,16 +185,28 @@ Status convert_cast(NodeView& node) {
 }
 
 // Dropout keeps its ratio; the compiler turns it into DropoutTrain in the train function. The
-// mask output has no inference meaning, so a model that reads it is refused.
+// mask output has its inference meaning (all true) when ONNX runs the node in inference mode;
+// with training_mode true it is random, and pock's dropout RNG is not the exporter's, so a model
+// that reads it is refused.
 Status convert_dropout(NodeView& node) {
-  if (node.output_used(1)) return node.unsupported("output 1 (the mask) is read by the model; pock does not export it");
   double ratio = 0.5;
   if (node.has_input(1)) {
-    auto r = node.scalar_input(1);
-    if (!r) return node.input_error(1, "(ratio) must be a constant scalar");
-    ratio = *r;
+    POCK_ASSIGN_OR_RETURN(ratio, node.const_scalar(1, "ratio"));
   } else {
     POCK_ASSIGN_OR_RETURN(ratio, node.attrs().get_float("ratio", 0.5));
+  }
+  if (node.output_used(1)) {
+    double training = 0;
+    if (node.has_input(2)) {
+      POCK_ASSIGN_OR_RETURN(training, node.const_scalar(2, "training_mode"));
+    }
+    if (training != 0 && ratio != 0) {
+      return node.unsupported("output 1 (the mask) is read by the model, and training_mode is true: the mask is "
+                              "random, and pock's dropout draws other numbers than the exporter's runtime");
+    }
+    HostTensor mask = HostTensor::zeros(DType::kBool, node.value(0).shape);
+    std::fill(mask.i.begin(), mask.i.end(), 1);
+    node.bind_constant(1, std::move(mask));
   }
   POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
   if (ratio == 0.0) return node.bind_output(0, x);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "frontend/onnx/converters_batch_norm_training.hpp"
+#include "frontend/onnx/converters_pool_decomposed.hpp"
 #include "frontend/onnx/converters_pool_nd.hpp"
 #include "frontend/onnx/import_context.hpp"
 
@@ -109,14 +111,15 @@ Status convert_rms_normalization(NodeView& node) {
 // Running statistics become state tensors (updated by the train function, kept in checkpoints).
 // ONNX momentum weighs the old running value (default 0.9); pock's is PyTorch's (new value).
 Status convert_batch_norm(NodeView& node) {
-  for (int i = 1; i <= 2; ++i) {
-    if (node.output_used(i)) {
-      return node.unsupported("output " + std::to_string(i) +
-                              " (updated running statistics) is read by the model; pock updates them in place");
-    }
-  }
   POCK_ASSIGN_OR_RETURN(double eps, node.attrs().get_float("epsilon", 1e-5));
   POCK_ASSIGN_OR_RETURN(double onnx_momentum, node.attrs().get_float("momentum", 0.9));
+  POCK_ASSIGN_OR_RETURN(int64_t training_mode, node.attrs().get_int("training_mode", 0));
+  const bool reads_running = node.output_used(1) || node.output_used(2);
+  if (reads_running && training_mode != 0) return convert_batch_norm_training(node, eps, onnx_momentum);
+  if (reads_running) {
+    return node.unsupported(std::string("output ") + (node.output_used(1) ? "1" : "2") +
+                            " (updated running statistics) is read by the model in inference mode (training_mode 0)");
+  }
   // Attributes are float32: 1 - 0.9f is not 0.1 until rounded back to a short decimal.
   const double momentum = std::round((1.0 - onnx_momentum) * 1e7) / 1e7;
   POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
@@ -162,19 +165,30 @@ Status convert_pool1d(NodeView& node, const char* op) {
   return node.emit_final("Squeeze", {y[0]}, at_h);
 }
 
+Status emit_pool2d(NodeView& node, const char* op, const Ints& kernel, const Ints& strides, const Ints& pads);
+
 Status convert_pool(NodeView& node, const char* op) {
   const Shape& x = node.value(0).shape;
   if (x.size() == 3) return convert_pool1d(node, op);
   if (x.size() > 4) return convert_pool_unit_axes(node, op);
   if (x.size() != 4) return node.unsupported("only 1-D, 2-D and unit-window N-D pooling are supported, input is " + shape_str(x));
-  if (node.output_used(1)) return node.unsupported("output 1 (argmax indices) is not supported");
   POCK_ASSIGN_OR_RETURN(Ints kernel, pair_attr(node, "kernel_shape", {}));
   POCK_ASSIGN_OR_RETURN(Ints strides, pair_attr(node, "strides", {1, 1}));  // ONNX default: 1, not the kernel
   POCK_ASSIGN_OR_RETURN(Ints dilations, pair_attr(node, "dilations", {1, 1}));
-  if (dilations != Ints{1, 1}) return node.unsupported("dilated pooling is not supported");
-  POCK_ASSIGN_OR_RETURN(int64_t storage_order, node.attrs().get_int("storage_order", 0));
-  if (storage_order != 0) return node.unsupported("storage_order = 1 is not supported");
+  if (dilations != Ints{1, 1} && std::string(op) != "MaxPool2d") return node.unsupported("dilated pooling is not supported for AveragePool");
   POCK_ASSIGN_OR_RETURN(Ints pads, window_pads(node, x, kernel, strides, dilations));
+  if (node.output_used(1)) {  // MaxPool's argmax indices, beside y from the same window
+    if (dilations != Ints{1, 1}) POCK_RETURN_IF_ERROR(convert_max_pool_dilated(node, kernel, strides, dilations, pads));
+    else POCK_RETURN_IF_ERROR(emit_pool2d(node, op, kernel, strides, pads));
+    const Shape y = node.ctx().graph.tensor(node.ctx().find(node.proto().output(0))->id).shape;
+    return convert_max_pool_indices(node, kernel, strides, dilations, pads, y);
+  }
+  if (dilations != Ints{1, 1}) return convert_max_pool_dilated(node, kernel, strides, dilations, pads);
+  return emit_pool2d(node, op, kernel, strides, pads);
+}
+
+// pock's 2-D pooling op for this node's window; binds output 0.
+Status emit_pool2d(NodeView& node, const char* op, const Ints& kernel, const Ints& strides, const Ints& pads) {
   POCK_ASSIGN_OR_RETURN(int64_t ceil_mode, node.attrs().get_int("ceil_mode", 0));
   Attrs attrs{{"kernel", kernel}, {"strides", strides}, {"pads", pads}, {"ceil_mode", ceil_mode}};
   if (std::string(op) == "AvgPool2d") {

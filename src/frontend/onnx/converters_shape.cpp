@@ -249,9 +249,7 @@ Status convert_pad(NodeView& node) {
   }
   double value = 0;
   if (node.has_input(2)) {
-    auto v = node.scalar_input(2);
-    if (!v) return node.input_error(2, "(constant_value) must be a constant scalar");
-    value = *v;
+    POCK_ASSIGN_OR_RETURN(value, node.const_scalar(2, "constant_value"));
   }
   POCK_ASSIGN_OR_RETURN(TensorId x, node.input(0));
   Attrs attrs{{"pads", pads}, {"value", value}};

@@ -135,17 +135,7 @@ Result<const HostTensor*> NodeView::const_input(int i, const char* what) {
   if (!has_input(i)) return input_error(i, std::string("(") + what + ") is required");
   if (!input_is_constant(i)) {
     const std::string operand = where_ + ": input " + std::to_string(i) + " ('" + proto_->input(i) + "', " + what + ")";
-    // A graph input is set by the caller at every run: no input shape makes it known, unlike a
-    // value computed from symbolic dimensions.
-    if (ctx_.is_graph_input(proto_->input(i))) {
-      return Status(Code::kInvalidArgument,
-                    operand + " is a graph input, so its value is known only at run time; pock needs the " +
-                        what + " operand as a constant at compile time: make it an initializer or a Constant node");
-    }
-    return Status(Code::kInvalidArgument,
-                  operand + " is computed at run time, but pock needs it at compile time: the model has a dynamic "
-                            "shape. Export with static shapes, or give every symbolic input dimension with "
-                            "--input-shape NAME=d0,d1,...");
+    return ctx_.needs_constant(operand, proto_->input(i), what);
   }
   return ctx_.constant_of(proto_->input(i));
 }
@@ -154,6 +144,12 @@ Result<std::vector<int64_t>> NodeView::const_ints(int i, const char* what) {
   POCK_ASSIGN_OR_RETURN(const HostTensor* t, const_input(i, what));
   if (t->is_float()) return input_error(i, std::string("(") + what + ") must hold integers");
   return t->ints();
+}
+
+Result<double> NodeView::const_scalar(int i, const char* what) {
+  POCK_ASSIGN_OR_RETURN(const HostTensor* t, const_input(i, what));
+  if (t->size() != 1) return input_error(i, std::string("(") + what + ") must be a scalar, got shape " + shape_str(t->shape));
+  return t->as_double(0);
 }
 
 std::optional<double> NodeView::scalar_input(int i) const {
@@ -250,7 +246,62 @@ bool ImportContext::is_graph_output(const std::string& name) const { return grap
 
 bool ImportContext::is_graph_input(const std::string& name) const {
   auto it = values_.find(name);
-  return it != values_.end() && it->second.id != kNoTensor && graph.tensor(it->second.id).kind == TensorKind::kInput;
+  return it != values_.end() && it->second.graph_input;
+}
+
+std::vector<std::string> ImportContext::graph_inputs_feeding(const std::string& name) const {
+  std::vector<std::string> found, pending{name};
+  std::unordered_map<std::string, bool> seen;
+  while (!pending.empty()) {
+    const std::string n = pending.back();
+    pending.pop_back();
+    if (seen[n]) continue;
+    seen[n] = true;
+    auto v = values_.find(n);
+    if (v != values_.end() && (v->second.constant || v->second.initializer)) continue;
+    if (is_graph_input(n)) {
+      found.push_back(n);
+      continue;
+    }
+    const int p = producer_of(n);
+    if (p < 0) continue;
+    for (const auto& in : proto.node(p).input()) {
+      if (!in.empty()) pending.push_back(in);
+    }
+  }
+  // In the file's order, so that the advice is stable.
+  std::vector<std::string> ordered;
+  for (const auto& in : proto.input()) {
+    for (const auto& f : found) {
+      if (f == in.name()) ordered.push_back(f);
+    }
+  }
+  return ordered;
+}
+
+Status ImportContext::needs_constant(const std::string& operand, const std::string& value_name, const std::string& what) {
+  const std::vector<std::string> sources = graph_inputs_feeding(value_name);
+  if (sources.empty()) {
+    return Status(Code::kInvalidArgument,
+                  operand + " is computed at run time, but pock needs it at compile time: the model has a dynamic "
+                            "shape. Export with static shapes, or give every symbolic input dimension with "
+                            "--input-shape NAME=d0,d1,...");
+  }
+  // A graph input is set by the caller at every run; binding it to the value the app always
+  // feeds makes it a constant, which is what pock compiles.
+  input_to_bind = sources[0];
+  const std::string how = "bind the input to the value it always takes with --bind " + input_to_bind +
+                          "=v0,v1,... (or --bind " + input_to_bind + "=@values.npy), or make it an initializer or a "
+                          "Constant node";
+  std::string from;
+  for (const auto& s : sources) from += (from.empty() ? "'" : ", '") + s + "'";
+  needs_constant_message =
+      sources[0] == value_name
+          ? operand + " is a graph input, so its value is known only at run time; pock needs the " + what +
+                " operand at compile time: " + how
+          : operand + " is computed at run time from graph input " + from + ", but pock needs the " + what +
+                " operand at compile time: " + how;
+  return Status(Code::kInvalidArgument, needs_constant_message);
 }
 
 Result<const HostTensor*> ImportContext::constant_of(const std::string& name) {
@@ -283,6 +334,7 @@ Result<TensorId> ImportContext::materialize(const std::string& name, TensorKind 
     }
     return v->id;
   }
+  if (!v->unusable_reason.empty()) return Status(Code::kUnsupportedOp, v->unusable_reason);
   if (v->initializer && v->is_weight) {
     POCK_ASSIGN_OR_RETURN(DecodedTensor d, decode_tensor(*v->initializer, base_dir));
     TensorDesc desc;
@@ -312,6 +364,10 @@ Result<TensorId> ImportContext::materialize(const std::string& name, TensorKind 
 
 namespace {
 
+// Folded ops whose every input decides the output's shape (ConstantOfShape's shape, Range's
+// start, limit and delta): pock compiles static shapes, so those inputs are operands to bind.
+bool sizes_output(const std::string& op) { return op == "ConstantOfShape" || op == "Range"; }
+
 Status no_mapping(NodeView& node) {
   return node.unsupported("pock has no mapping for ONNX op '" + node.op() + "' (docs/onnx.md lists the supported ops)");
 }
@@ -323,6 +379,10 @@ Status ImportContext::run_converter(int index) {
   const Converter* convert = find_converter(node.op());
   if (!convert && find_folder(node.op())) {
     for (int i = 0; i < node.num_inputs(); ++i) {
+      if (node.has_input(i) && !node.input_is_constant(i) && sizes_output(node.op())) {
+        const std::string operand = node.where() + ": input " + std::to_string(i) + " ('" + node.input_name(i) + "')";
+        return needs_constant(operand, node.input_name(i), "output-size");
+      }
       if (node.has_input(i) && !node.input_is_constant(i)) {
         return node.unsupported("pock has no op for ONNX '" + node.op() +
                                 "': it is folded when its inputs are known at compile time, but input " +

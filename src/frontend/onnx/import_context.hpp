@@ -31,6 +31,10 @@ struct Value {
   bool is_weight = false;       // a float initializer with more than one element
   bool weight_derived = false;  // folded from a weight: re-emitted as ops when a graph op reads it
   int producer = -1;            // index of the ONNX node that folded it
+  bool graph_input = false;     // a model input the caller sets at run time (not a bound one)
+  // Why this graph input cannot become a graph tensor (it has no elements): reported when an op
+  // reads it at run time. An operand read at compile time asks for a binding instead.
+  std::string unusable_reason;
 };
 
 class ImportContext;
@@ -65,6 +69,7 @@ class NodeView {
   // The input's value at import time; an error explains that the op needs it constant.
   Result<const HostTensor*> const_input(int i, const char* what);
   Result<std::vector<int64_t>> const_ints(int i, const char* what);
+  Result<double> const_scalar(int i, const char* what);  // a constant one-element input
   bool input_is_constant(int i) const;
   std::optional<double> scalar_input(int i) const;  // a constant one-element input
 
@@ -114,6 +119,12 @@ class ImportContext {
   int producer_of(const std::string& name) const;  // ONNX node writing it; -1: input or initializer
   bool is_graph_output(const std::string& name) const;
   bool is_graph_input(const std::string& name) const;  // a model input the caller sets at run time
+  // The graph inputs whose run-time values `name` is computed from (itself, when it is one).
+  std::vector<std::string> graph_inputs_feeding(const std::string& name) const;
+  // Refuses the import because `operand` (a node's input, described in `operand`) must be known
+  // at compile time but comes from a graph input, which the error names for --bind; the name is
+  // also kept for OnnxImportRefusal.
+  Status needs_constant(const std::string& operand, const std::string& value_name, const std::string& what);
   void mark_handled(int node) { handled_[node] = true; }
   bool handled(int node) const { return handled_[node]; }
 
@@ -123,6 +134,11 @@ class ImportContext {
   // Runs one node: a pattern, folding, or its converter.
   Status process(int node);
   Status run_converter(int node);
+
+  // The graph input whose binding would let a refused import go on (OnnxImportRefusal), valid
+  // when the import's error is the one needs_constant made (a converter may try and fall back).
+  std::string input_to_bind;
+  std::string needs_constant_message;
 
  private:
   friend class NodeView;

@@ -1,12 +1,15 @@
 // import_onnx: reads the ModelProto, declares initializers and inputs, runs every node through
 // ImportContext::process (pattern, fold, or convert), marks the outputs and drops dead nodes.
+#include <algorithm>
 #include <charconv>
 #include <climits>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <google/protobuf/io/coded_stream.h>
 
+#include "frontend/onnx/bound_inputs.hpp"
 #include "frontend/onnx/control_flow.hpp"
 #include "frontend/onnx/import_context.hpp"
 #include "frontend/onnx/node_schemas.hpp"
@@ -137,21 +140,53 @@ Result<Shape> resolve_input_shape(const onnx::ValueInfoProto& in, const OnnxImpo
   return partial;
 }
 
+// The shape the file fixes for an input whose static dimensions include a 0, none overridden.
+std::optional<Shape> declared_zero_size(const onnx::ValueInfoProto& in, const OnnxImportOptions& options) {
+  const auto& type = in.type().tensor_type();
+  if (options.input_shapes.count(in.name()) || !type.has_shape()) return std::nullopt;
+  Shape shape;
+  for (int d = 0; d < type.shape().dim_size(); ++d) {
+    const auto& dim = type.shape().dim(d);
+    if (!dim.has_dim_value()) return std::nullopt;
+    shape.push_back(d == 0 && options.batch_size > 0 ? options.batch_size : dim.dim_value());
+  }
+  return numel(shape) == 0 ? std::optional<Shape>(shape) : std::nullopt;
+}
+
 Status declare_inputs(ImportContext& ctx) {
+  POCK_RETURN_IF_ERROR(onnx_import::check_bound_names(ctx));
   for (const auto& in : ctx.proto.input()) {
     if (ctx.find(in.name())) continue;  // an initializer listed as an input (old exporters)
+    auto bound = ctx.options.bound_inputs.find(in.name());
+    if (bound != ctx.options.bound_inputs.end()) {
+      POCK_RETURN_IF_ERROR(onnx_import::declare_bound_input(ctx, in, bound->second));
+      continue;
+    }
     if (!in.type().has_tensor_type()) {
       return Status(Code::kUnsupportedOp, "input '" + in.name() + "' is not a tensor (sequences and maps are not supported)");
     }
     const int32_t elem = in.type().tensor_type().elem_type();
     auto dt = onnx_import::dtype_from_onnx(elem);
     if (!dt.is_ok()) return Status(dt.status().code(), "input '" + in.name() + "': " + dt.status().message());
-    POCK_ASSIGN_OR_RETURN(Shape shape, resolve_input_shape(in, ctx.options));
-    POCK_RETURN_IF_ERROR(onnx_import::check_dims(shape, "input '" + in.name() + "'"));
+    auto shape = resolve_input_shape(in, ctx.options);
+    if (!shape.is_ok()) {
+      // An input with no elements cannot be a graph tensor, but an operand read at compile time
+      // (empty axes) can take its value from a binding: the node that reads it says which.
+      const std::optional<Shape> empty = declared_zero_size(in, ctx.options);
+      if (!empty) return shape.status();
+      Value& v = ctx.define(in.name());
+      v.dtype = dt.value();
+      v.shape = *empty;
+      v.graph_input = true;
+      v.unusable_reason = shape.status().message();
+      continue;
+    }
+    POCK_RETURN_IF_ERROR(onnx_import::check_dims(*shape, "input '" + in.name() + "'"));
     Value& v = ctx.define(in.name());
     v.dtype = dt.value();
-    v.shape = shape;
-    v.id = ctx.graph.add_input(in.name(), dt.value(), shape);
+    v.shape = *shape;
+    v.graph_input = true;
+    v.id = ctx.graph.add_input(in.name(), dt.value(), *shape);
   }
   for (const auto& name : ctx.options.input_shapes) {
     bool known = false;
@@ -241,7 +276,8 @@ Graph compact(const Graph& g) {
   return out;
 }
 
-Result<Graph> import_model(const onnx::ModelProto& model, const OnnxImportOptions& options, const std::string& base_dir) {
+Result<Graph> import_model(const onnx::ModelProto& model, const OnnxImportOptions& options, const std::string& base_dir,
+                           OnnxImportRefusal* refusal) {
   POCK_RETURN_IF_ERROR(check_opsets(model));
   if (!model.has_graph()) return Status(Code::kInvalidArgument, "the file holds no graph");
   int64_t opset = default_opset(model);
@@ -251,19 +287,30 @@ Result<Graph> import_model(const onnx::ModelProto& model, const OnnxImportOption
   }
   POCK_RETURN_IF_ERROR(onnx_import::check_node_schemas(model.graph(), opset));
   POCK_ASSIGN_OR_RETURN(onnx::GraphProto graph, onnx_import::adapt_to_canonical(model.graph(), opset));
-  POCK_RETURN_IF_ERROR(onnx_import::inline_control_flow(&graph, opset, options, base_dir));
+  std::string loop_input_to_bind;
+  if (Status inlined = onnx_import::inline_control_flow(&graph, opset, options, base_dir, &loop_input_to_bind);
+      !inlined.is_ok()) {
+    if (refusal) refusal->input_to_bind = loop_input_to_bind;
+    return inlined;
+  }
   ImportContext ctx(graph, options, base_dir);
-  POCK_RETURN_IF_ERROR(declare_initializers(ctx));
-  POCK_RETURN_IF_ERROR(declare_inputs(ctx));
-  for (int i = 0; i < graph.node_size(); ++i) POCK_RETURN_IF_ERROR(ctx.process(i));
-  POCK_RETURN_IF_ERROR(mark_outputs(ctx));
+  Status s = declare_initializers(ctx);
+  if (s.is_ok()) s = declare_inputs(ctx);
+  for (int i = 0; s.is_ok() && i < graph.node_size(); ++i) s = ctx.process(i);
+  if (s.is_ok()) s = mark_outputs(ctx);
+  if (!s.is_ok()) {
+    const bool for_binding = !ctx.needs_constant_message.empty() && s.message().find(ctx.needs_constant_message) != std::string::npos;
+    if (refusal && for_binding) refusal->input_to_bind = ctx.input_to_bind;
+    return s;
+  }
   return compact(ctx.graph);
 }
 
 }  // namespace
 
 Result<Graph> import_onnx_bytes(const void* data, size_t size, const OnnxImportOptions& options,
-                                const std::string& base_dir) {
+                                const std::string& base_dir, OnnxImportRefusal* refusal) {
+  if (refusal) *refusal = {};
   if (size > static_cast<size_t>(INT_MAX)) {
     return Status(Code::kInvalidArgument, "the ONNX file is larger than 2 GiB: store the weights as external data");
   }
@@ -275,19 +322,24 @@ Result<Graph> import_onnx_bytes(const void* data, size_t size, const OnnxImportO
   }
   // Every read of the file is checked; this fence turns a missed check into an error, not an abort.
   try {
-    return import_model(model, options, base_dir);
+    return import_model(model, options, base_dir, refusal);
   } catch (const std::exception& e) {
     return Status(Code::kInvalidArgument, std::string("malformed ONNX model: ") + e.what());
   }
 }
 
 Result<Graph> import_onnx(const std::string& path, const OnnxImportOptions& options) {
+  return import_onnx(path, options, nullptr);
+}
+
+Result<Graph> import_onnx(const std::string& path, const OnnxImportOptions& options, OnnxImportRefusal* refusal) {
+  if (refusal) *refusal = {};
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status(Code::kIo, "cannot open ONNX file '" + path + "'");
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) return Status(Code::kIo, "cannot read ONNX file '" + path + "'");
   const std::string dir = std::filesystem::path(path).parent_path().string();
-  auto g = import_onnx_bytes(bytes.data(), bytes.size(), options, dir.empty() ? "." : dir);
+  auto g = import_onnx_bytes(bytes.data(), bytes.size(), options, dir.empty() ? "." : dir, refusal);
   if (!g.is_ok()) return Status(g.status().code(), path + ": " + g.status().message());
   return g;
 }
@@ -323,6 +375,26 @@ Status parse_input_shape_arg(const std::string& arg, OnnxImportOptions* options)
     }
     options->input_shapes[name] = dims;
   }
+  return Status::ok();
+}
+
+Status parse_bind_arg(const std::string& arg, OnnxImportOptions* options) {
+  const size_t eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return Status(Code::kInvalidArgument, "--bind '" + arg + "' must look like NAME=v0,v1,... or NAME=@values.npy");
+  }
+  std::vector<std::string> values;  // "NAME=" binds a value with no elements (empty axes)
+  for (size_t start = eq + 1; start < arg.size();) {
+    const size_t comma = std::min(arg.find(',', start), arg.size());
+    values.push_back(arg.substr(start, comma - start));
+    if (values.back().empty() || comma + 1 == arg.size()) {
+      return Status(Code::kInvalidArgument, "--bind '" + arg + "': an empty value between commas");
+    }
+    start = comma + 1;
+  }
+  const std::string name = arg.substr(0, eq);
+  if (options->bound_inputs.count(name)) return Status(Code::kInvalidArgument, "--bind names '" + name + "' twice");
+  options->bound_inputs[name].literal = std::move(values);
   return Status::ok();
 }
 

@@ -1,0 +1,161 @@
+// ONNX pooling that the importer writes with other ops: a 3-D window (a 2-D pool over H, W, then
+// one over D) and dilated MaxPool (a maximum of strided slices). Expected values come from a
+// direct loop over each window as ONNX defines it, written here.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "frontend/onnx_test_run.hpp"
+
+using namespace pock;
+using pock::testing::import_model;
+using pock::testing::infer_one;
+using pock::testing::OnnxModel;
+using Ints = std::vector<int64_t>;
+
+namespace {
+
+std::vector<float> ramp(size_t n) {
+  std::vector<float> v(n);
+  for (size_t k = 0; k < n; ++k) v[k] = static_cast<float>((k * 37) % 23) - 11.0f;  // no monotone order
+  return v;
+}
+
+void check_near(const std::vector<float>& got, const std::vector<double>& want) {
+  REQUIRE(got.size() == want.size());
+  for (size_t k = 0; k < got.size(); ++k) CHECK(got[k] == Approx(want[k]).epsilon(1e-6));
+}
+
+}  // namespace
+
+TEST_CASE("ONNX 3-D MaxPool and AveragePool (padding excluded from the mean) match a direct loop", "[onnx]") {
+  const Ints shape{1, 2, 4, 5, 3}, kernel{2, 3, 2}, strides{2, 2, 1}, pads{1, 1, 0, 0, 1, 1};
+  const std::vector<float> x = ramp(2 * 4 * 5 * 3);
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    OnnxModel m;
+    m.input("x", shape);
+    auto& n = m.node(op, {"x"}, {"y"}, "pool3d");
+    OnnxModel::attr(n, "kernel_shape", kernel);
+    OnnxModel::attr(n, "strides", strides);
+    OnnxModel::attr(n, "pads", pads);
+    m.output("y");
+    auto g = import_model(m);
+    INFO(op << ": " << g.status().to_string());
+    REQUIRE(g.is_ok());
+    std::vector<double> want;
+    Ints out(3);
+    for (int a = 0; a < 3; ++a) out[a] = (shape[2 + a] + pads[a] + pads[a + 3] - kernel[a]) / strides[a] + 1;
+    for (int64_t c = 0; c < 2; ++c)
+      for (int64_t od = 0; od < out[0]; ++od)
+        for (int64_t oh = 0; oh < out[1]; ++oh)
+          for (int64_t ow = 0; ow < out[2]; ++ow) {
+            double best = -std::numeric_limits<double>::infinity(), sum = 0;
+            int count = 0;
+            for (int64_t i = 0; i < kernel[0]; ++i)
+              for (int64_t j = 0; j < kernel[1]; ++j)
+                for (int64_t k = 0; k < kernel[2]; ++k) {
+                  const int64_t d = od * strides[0] - pads[0] + i, h = oh * strides[1] - pads[1] + j,
+                                w = ow * strides[2] - pads[2] + k;
+                  if (d < 0 || d >= shape[2] || h < 0 || h >= shape[3] || w < 0 || w >= shape[4]) continue;
+                  const double v = x[((c * shape[2] + d) * shape[3] + h) * shape[4] + w];
+                  best = std::max(best, v);
+                  sum += v;
+                  ++count;
+                }
+            want.push_back(std::string(op) == "MaxPool" ? best : sum / count);
+          }
+    check_near(infer_one(*g, "x", x, "y"), want);
+  }
+}
+
+TEST_CASE("ONNX dilated MaxPool with padding matches a direct loop; AveragePool's is refused", "[onnx]") {
+  const Ints shape{1, 1, 6, 7}, kernel{2, 3}, strides{2, 1}, dilations{3, 2}, pads{1, 2, 0, 1};
+  const std::vector<float> x = ramp(6 * 7);
+  OnnxModel m;
+  m.input("x", shape);
+  auto& n = m.node("MaxPool", {"x"}, {"y"}, "dilated");
+  OnnxModel::attr(n, "kernel_shape", kernel);
+  OnnxModel::attr(n, "strides", strides);
+  OnnxModel::attr(n, "dilations", dilations);
+  OnnxModel::attr(n, "pads", pads);
+  m.output("y");
+  auto g = import_model(m);
+  INFO(g.status().to_string());
+  REQUIRE(g.is_ok());
+  std::vector<double> want;
+  const int64_t ho = (6 + 1 + 0 - 4) / 2 + 1, wo = (7 + 2 + 1 - 5) / 1 + 1;
+  for (int64_t oh = 0; oh < ho; ++oh)
+    for (int64_t ow = 0; ow < wo; ++ow) {
+      double best = -std::numeric_limits<double>::infinity();
+      for (int64_t i = 0; i < kernel[0]; ++i)
+        for (int64_t j = 0; j < kernel[1]; ++j) {
+          const int64_t h = oh * strides[0] - pads[0] + i * dilations[0], w = ow * strides[1] - pads[1] + j * dilations[1];
+          if (h >= 0 && h < shape[2] && w >= 0 && w < shape[3]) best = std::max<double>(best, x[h * shape[3] + w]);
+        }
+      want.push_back(best);
+    }
+  check_near(infer_one(*g, "x", x, "y"), want);
+
+  OnnxModel avg(19);
+  avg.input("x", shape);
+  auto& a = avg.node("AveragePool", {"x"}, {"y"}, "avg");
+  OnnxModel::attr(a, "kernel_shape", kernel);
+  OnnxModel::attr(a, "dilations", dilations);
+  avg.output("y");
+  auto refused = import_model(avg);
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK_THAT(refused.status().message(), Catch::Contains("dilated pooling is not supported for AveragePool"));
+}
+
+TEST_CASE("ONNX MaxPool's argmax indices are flat row-major (or column-major) indices of the first maximum",
+          "[onnx]") {
+  // x [N=2, C=1, 4, 5] with repeated values, so that windows hold ties (the first one counts).
+  const Ints shape{2, 1, 4, 5}, kernel{2, 3}, strides{2, 1}, pads{1, 0, 0, 1};
+  std::vector<float> x(2 * 4 * 5);
+  for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<float>((k * 7) % 5);
+  for (int64_t order : {0, 1}) {
+    OnnxModel m;
+    m.input("x", shape);
+    auto& n = m.node("MaxPool", {"x"}, {"y", "indices"}, "pool");
+    OnnxModel::attr(n, "kernel_shape", kernel);
+    OnnxModel::attr(n, "strides", strides);
+    OnnxModel::attr(n, "pads", pads);
+    OnnxModel::attr(n, "storage_order", order);
+    m.output("y").output("indices");
+    auto g = import_model(m);
+    INFO("storage_order " << order << ": " << g.status().to_string());
+    REQUIRE(g.is_ok());
+    auto compiled = pock::testing::compile_and_open(*g);
+    Engine* engine = &*compiled.engine;
+    REQUIRE(engine->set_input("x", x).is_ok());
+    REQUIRE(engine->infer().is_ok());
+    auto y = engine->output<float>("y");
+    auto indices = engine->output<int64_t>("indices");
+    REQUIRE((y.is_ok() && indices.is_ok()));
+    const int64_t ho = (4 + 1 - 2) / 2 + 1, wo = (5 + 1 - 3) / 1 + 1;
+    std::vector<double> want_y;
+    std::vector<int64_t> want_index;
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t oh = 0; oh < ho; ++oh)
+        for (int64_t ow = 0; ow < wo; ++ow) {
+          double best = -std::numeric_limits<double>::infinity();
+          int64_t where = -1;
+          for (int64_t i = 0; i < kernel[0]; ++i)
+            for (int64_t j = 0; j < kernel[1]; ++j) {
+              const int64_t h = oh * strides[0] - pads[0] + i, w = ow * strides[1] - pads[1] + j;
+              if (h < 0 || h >= 4 || w < 0 || w >= 5) continue;
+              const float v = x[(b * 4 + h) * 5 + w];
+              if (v > best) {
+                best = v;
+                where = b * 20 + (order == 0 ? h * 5 + w : w * 4 + h);
+              }
+            }
+          want_y.push_back(best);
+          want_index.push_back(where);
+        }
+    check_near(y.value(), want_y);
+    CHECK(indices.value() == want_index);
+  }
+}
