@@ -1,9 +1,11 @@
 // Graph inputs bound to values at compile time (OnnxImportOptions::bound_inputs, pockc --bind):
 // a shape operand fed as a graph input compiles and runs once bound; a binding that names no
 // input, or whose dtype or shape disagree with the file, is refused by name; the refusal that
-// asks for a binding names the input in its message and in OnnxImportRefusal.
+// asks for a binding names the input in its message and in OnnxImportRefusal; a zero-size input,
+// bound to its empty value, makes what it feeds empty, computed by no kernel.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 
 #include "frontend/onnx_test_run.hpp"
@@ -202,4 +204,31 @@ TEST_CASE("a bound empty axes input reduces over every axis", "[onnx][bind]") {
     const std::vector<float> x{1, 2, 3, 4};
     CHECK(infer_one(*g, "x", x, "y") == (noop ? x : std::vector<float>{10}));
   }
+}
+
+TEST_CASE("a zero-size data input is refused until bound; then what it feeds has no elements and no kernel", "[onnx][bind]") {
+  // x [0, 3] may be an exporter's 0 for an unknown size: refused, with both ways out. Bound to
+  // its one (empty) value, Relu of it has no elements (no kernel runs) and Concat reads b alone.
+  OnnxModel m;
+  m.input("x", {0, 3}).input("b", {1, 3});
+  m.node("Relu", {"x"}, {"r"}, "relu");
+  OnnxModel::attr(m.node("Concat", {"r", "b"}, {"y"}, "cat"), "axis", int64_t{0});
+  m.output("y");
+  OnnxImportRefusal refusal;
+  const std::string bytes = m.bytes();
+  const std::string msg = message_of(import_onnx_bytes(bytes.data(), bytes.size(), {}, ".", &refusal));
+  CHECK(refusal.input_to_bind == "x");
+  CHECK_THAT(msg, Catch::Contains("zero-size") && Catch::Contains("--input-shape x=") && Catch::Contains("--bind x=@empty.npy"));
+
+  OnnxBoundValue empty;
+  empty.dtype = DType::kF32;
+  empty.shape = {0, 3};
+  OnnxImportOptions options;
+  options.bound_inputs["x"] = empty;
+  auto g = import_model(m, options);
+  INFO(g.status().to_string());
+  REQUIRE(g.is_ok());
+  const std::vector<std::string> ops = pock::testing::ops_of(*g);
+  CHECK(std::find(ops.begin(), ops.end(), "Relu") == ops.end());
+  CHECK(infer_one(*g, "b", {-1, 0, 2}, "y") == std::vector<float>{-1, 0, 2});
 }

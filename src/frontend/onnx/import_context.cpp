@@ -334,7 +334,14 @@ Result<TensorId> ImportContext::materialize(const std::string& name, TensorKind 
     }
     return v->id;
   }
-  if (!v->unusable_reason.empty()) return Status(Code::kUnsupportedOp, v->unusable_reason);
+  if (!v->unusable_reason.empty()) {
+    // A 0 in the file may be a size the exporter did not know; if the input really has no
+    // elements, its one possible value can be bound, and what it feeds has no elements either.
+    input_to_bind = name;
+    needs_constant_message = v->unusable_reason + "; if it really has no elements, bind it to that value: --bind " +
+                             name + "=@empty.npy (or --bind " + name + "= for a 1-D input)";
+    return Status(Code::kUnsupportedOp, needs_constant_message);
+  }
   if (v->initializer && v->is_weight) {
     POCK_ASSIGN_OR_RETURN(DecodedTensor d, decode_tensor(*v->initializer, base_dir));
     TensorDesc desc;
@@ -373,6 +380,20 @@ Status no_mapping(NodeView& node) {
 }
 
 }  // namespace
+
+// An output with no elements needs no kernel to compute it: it becomes the empty constant of its
+// shape, and the node that would have written it is dropped unless another output needs it.
+void ImportContext::bind_empty_outputs(int index) {
+  for (const auto& name : proto.node(index).output()) {
+    Value* v = name.empty() ? nullptr : find(name);
+    if (!v || v->constant || v->id == kNoTensor || numel(v->shape) != 0) continue;
+    // The dropped tensor gives up the ONNX name, which the constant takes if it is an output.
+    if (graph.tensor(v->id).name == name) (void)graph.rename_tensor(v->id, graph.unique_name(name + "/empty"));
+    v->constant = HostTensor::zeros(v->dtype, v->shape);
+    v->id = kNoTensor;
+    v->producer = index;
+  }
+}
 
 Status ImportContext::run_converter(int index) {
   NodeView node(*this, index);
@@ -465,7 +486,9 @@ Status ImportContext::process(int index) {
       return Status::ok();
     }
   }
-  return run_converter(index);
+  POCK_RETURN_IF_ERROR(run_converter(index));
+  bind_empty_outputs(index);
+  return Status::ok();
 }
 
 }  // namespace pock::onnx_import

@@ -134,6 +134,7 @@ class ImportContext {
   // Runs one node: a pattern, folding, or its converter.
   Status process(int node);
   Status run_converter(int node);
+  void bind_empty_outputs(int node);
 
   // The graph input whose binding would let a refused import go on (OnnxImportRefusal), valid
   // when the import's error is the one needs_constant made (a converter may try and fall back).
