@@ -4,7 +4,9 @@
       PockEngine fp32, PockEngine bf16, PyTorch fp32 and PyTorch under its own bf16 autocast
       (torch.autocast("cpu", dtype=torch.bfloat16)), each a fresh process, interleaved rounds, on
       run_bench.py's transformer workloads (full backpropagation, same model, same batch, SGD with
-      momentum). Ratios use CPU time per step, as run_bench.py's do.
+      momentum). Ratios use CPU time per step, as run_bench.py's do. Each side's peak RSS too.
+      --before-build-dir B0 adds "pockengine bf16 before": another build's pockc (an earlier
+      commit), its own blob, interleaved in the same rounds.
   bf16_bench.py curves --build-dir B [--steps 200] [--demo-cache DIR]
       The same training run in fp32 and in bf16, step by step: the LLaMA-shaped workload at seq 32,
       batch 2 (workloads.py's llama-curve; pockc train on its batch) and, with
@@ -33,35 +35,40 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def prepare(w, args, work):
-    """The workload's ONNX model and batch (torch_side.py export) and one blob per precision."""
+def prepare(w, args, work, build_dir=None, precisions=PRECISIONS, tag=""):
+    """The workload's ONNX model and batch (torch_side.py export) and one blob per precision,
+    compiled by build_dir's pockc (default --build-dir); tag names the blobs apart."""
+    build_dir = build_dir or args.build_dir
     os.makedirs(work, exist_ok=True)
     if not os.path.exists(os.path.join(work, "batch.npz")):
         log(f"[{w.name}] export")
         run_bench.run_child([args.python, os.path.join(HERE, "torch_side.py"), "export", w.name, work],
                             os.path.join(work, "export"))
     blobs = {}
-    for precision in PRECISIONS:
+    for precision in precisions:
         r = run_bench.recipe(w, w.scheme("full"))
         r["precision"] = precision
         rpath = os.path.join(work, f"recipe_{precision}.json")
         with open(rpath, "w") as f:
             json.dump(r, f, indent=1)
-        blobs[precision] = os.path.join(work, f"full_{precision}.pock")
-        log(f"[{w.name}] compile {precision}")
-        run_bench.run_child([os.path.join(args.build_dir, "pockc"), "compile", os.path.join(work, "model.onnx"),
-                             "--recipe", rpath, "-o", blobs[precision]], os.path.join(work, f"compile_{precision}"))
+        blobs[precision] = os.path.join(work, f"full_{precision}{tag}.pock")
+        log(f"[{w.name}] compile {precision}{tag}")
+        run_bench.run_child([os.path.join(build_dir, "pockc"), "compile", os.path.join(work, "model.onnx"),
+                             "--recipe", rpath, "-o", blobs[precision]], os.path.join(work, f"compile_{precision}{tag}"))
     return blobs
 
 
-def pockc_steps(args, blob, data, steps, steplog, logfile, cpu=None, watch=True):
-    """pockc train; returns its per-step records and, with watch, CPU ms per step."""
+def pockc_steps(args, blob, data, steps, steplog, logfile, cpu=None, watch=True, build_dir=None, rss=None):
+    """pockc train (build_dir's, default --build-dir); returns its per-step records and, with
+    watch, CPU ms per step; appends its peak RSS (MB) to the list rss."""
     if os.path.exists(steplog):
         os.remove(steplog)
     watched = [steplog] if watch else None
-    run_bench.run_child([os.path.join(args.build_dir, "pockc"), "train", blob, "--data", data, "--steps", str(steps),
-                         "--threads", str(args.threads), "--log", steplog], logfile, cpu=cpu, nice=args.nice,
-                        watch=watched)
+    _, peak_mb, _ = run_bench.run_child(
+        [os.path.join(build_dir or args.build_dir, "pockc"), "train", blob, "--data", data, "--steps", str(steps),
+         "--threads", str(args.threads), "--log", steplog], logfile, cpu=cpu, nice=args.nice, watch=watched)
+    if rss is not None:
+        rss.append(peak_mb)
     with open(steplog) as f:
         recs = [json.loads(line) for line in f if line.strip()]
     cpu_ms = []
@@ -77,38 +84,47 @@ def speed(args):
         w = workloads.by_name(name)
         work = os.path.join(args.work, name)
         blobs = prepare(w, args, work)
+        # Our sides: (name, blob, build dir, file tag).
+        our_sides = [(f"pockengine {p}", blobs[p], args.build_dir, p) for p in PRECISIONS]
+        if args.before_build_dir:
+            before = prepare(w, args, work, args.before_build_dir, ("bf16",), "_before")
+            our_sides.append(("pockengine bf16 before", before["bf16"], args.before_build_dir, "bf16_before"))
         batch = os.path.join(work, "batch.npz")
         steps = max(1, round(w.steps * args.steps_scale))
-        sides = {name: {"cpu_ms": [], "wall_ms": [], "first_loss": None} for name in
-                 ("pockengine fp32", "pockengine bf16", "pytorch fp32", "pytorch bf16 autocast")}
+        sides = {side: {"cpu_ms": [], "wall_ms": [], "rss_mb": [], "first_loss": None} for side in
+                 [o[0] for o in our_sides] + ["pytorch fp32", "pytorch bf16 autocast"]}
         for r in range(args.rounds):
-            for precision in PRECISIONS:
-                side = f"pockengine {precision}"
+            for side, blob, build_dir, tag in our_sides:
                 log(f"[{name}] round {r + 1} {side}")
-                recs, cpu_ms = pockc_steps(args, blobs[precision], batch, w.warmup + steps,
-                                           os.path.join(work, f"steps_{precision}_{r}.jsonl"),
-                                           os.path.join(work, f"run_{precision}_{r}"))
+                recs, cpu_ms = pockc_steps(args, blob, batch, w.warmup + steps,
+                                           os.path.join(work, f"steps_{tag}_{r}.jsonl"),
+                                           os.path.join(work, f"run_{tag}_{r}"), build_dir=build_dir,
+                                           rss=sides[side]["rss_mb"])
                 sides[side]["wall_ms"] += [x["ms"] for x in recs[w.warmup:]]
                 sides[side]["cpu_ms"] += cpu_ms[max(0, w.warmup - 1):]
                 sides[side]["first_loss"] = recs[0]["loss"]
             for side, extra in (("pytorch fp32", []), ("pytorch bf16 autocast", ["--autocast-bf16"])):
                 log(f"[{name}] round {r + 1} {side}")
-                stdout, _, _ = run_bench.run_child(
+                stdout, peak_mb, _ = run_bench.run_child(
                     [args.python, os.path.join(HERE, "torch_side.py"), "train", name, "full", "--threads",
                      str(args.threads), "--steps", str(steps), "--warmup", str(w.warmup)] + extra,
                     os.path.join(work, f"run_torch_{len(extra)}_{r}"), nice=args.nice)
                 j = run_bench.last_json(stdout)
                 sides[side]["wall_ms"] += j["samples_ms"]
                 sides[side]["cpu_ms"] += j["cpu_samples_ms"]
+                sides[side]["rss_mb"].append(peak_mb)
                 sides[side]["first_loss"] = j["losses"][0]
         med = {s: {"cpu_ms": run_bench.median(v["cpu_ms"]), "wall_ms": run_bench.median(v["wall_ms"]),
-                   "first_loss": v["first_loss"], "samples": len(v["cpu_ms"])} for s, v in sides.items()}
+                   "peak_rss_mb": max(v["rss_mb"]), "first_loss": v["first_loss"], "samples": len(v["cpu_ms"])}
+               for s, v in sides.items()}
         ours = med["pockengine bf16"]["cpu_ms"]
         out["workloads"][name] = {
             "title": w.title, "sides": med,
             "pockengine_bf16_vs_pytorch_fp32": med["pytorch fp32"]["cpu_ms"] / ours,
             "pockengine_bf16_vs_pytorch_bf16_autocast": med["pytorch bf16 autocast"]["cpu_ms"] / ours,
             "pockengine_bf16_vs_pockengine_fp32": med["pockengine fp32"]["cpu_ms"] / ours}
+        if args.before_build_dir:
+            out["workloads"][name]["pockengine_bf16_vs_before"] = med["pockengine bf16 before"]["cpu_ms"] / ours
     return out
 
 
@@ -180,6 +196,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=["speed", "curves"])
     ap.add_argument("--build-dir", required=True)
+    ap.add_argument("--before-build-dir", help="speed: another build whose pockc runs bf16 beside (an earlier commit)")
     ap.add_argument("--python", default=sys.executable, help="Python with torch")
     ap.add_argument("--work", help="scratch folder (default BUILD/bf16)")
     ap.add_argument("--threads", type=int, default=1)

@@ -32,6 +32,18 @@ bool cpu_has_avx512_bf16() {
   if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) return false;
   return (eax & (1u << 5)) != 0;
 }
+
+// f32 -> bf16, nearest even, with VCVTNEPS2BF16 (as oneDNN's own conversions; it reads denormal
+// inputs as zero). Not oneDNN's 1-D reorder: measured here, it took up to 100x longer than this
+// loop on a few hundred thousand values.
+__attribute__((target("avx512f,avx512bf16"))) void convert_avx512_bf16(const float* in, int64_t n, uint16_t* out) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256bh v = _mm512_cvtneps_pbh(_mm512_loadu_ps(in + i));
+    std::memcpy(out + i, &v, sizeof v);
+  }
+  for (; i < n; ++i) out[i] = pock_f32_to_bf16(in[i]);
+}
 #endif
 
 }  // namespace
@@ -51,6 +63,16 @@ void round_to_bf16(const float* in, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = pock_round_bf16(in[i]);
 }
 
+void convert_to_bf16(const float* in, int64_t n, uint16_t* out) {
+#if defined(POCK_BF16_X86) && defined(POCK_HAVE_DNNL)
+  if (bf16_isa() == Bf16Isa::kAvx512Bf16) {
+    convert_avx512_bf16(in, n, out);
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < n; ++i) out[i] = pock_f32_to_bf16(in[i]);
+}
+
 #ifdef POCK_HAVE_DNNL
 
 // oneDNN's C++ API reports errors as dnnl::error exceptions; they stop here, as a Status.
@@ -58,7 +80,6 @@ struct DnnlBf16Gemm::Primitives {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
   Bf16GemmShape shape;
-  std::vector<uint16_t> a_bf16, b_bf16;  // all of a and of b, converted once per run
   // One [M, N] product; its memories are re-pointed at each pair of offsets.
   dnnl::memory src, weights, bias, dst;
   dnnl::matmul matmul;
@@ -69,18 +90,6 @@ struct DnnlBf16Gemm::Primitives {
 namespace {
 
 using dt = dnnl::memory::data_type;
-
-// f32 -> bf16, nearest even, with VCVTNEPS2BF16 (as oneDNN's own conversions; it reads denormal
-// inputs as zero). Not oneDNN's 1-D reorder: measured here, it took up to 100x longer than this
-// loop on a few hundred thousand values.
-__attribute__((target("avx512f,avx512bf16"))) void convert_to_bf16(const float* in, int64_t n, uint16_t* out) {
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m256bh v = _mm512_cvtneps_pbh(_mm512_loadu_ps(in + i));
-    std::memcpy(out + i, &v, sizeof v);
-  }
-  for (; i < n; ++i) out[i] = pock_f32_to_bf16(in[i]);
-}
 
 // oneDNN as Debian builds it runs on GNU OpenMP, whose thread count belongs to the calling thread
 // (omp_set_num_threads). libdnnl brings libgomp into the process; asking for the function by name
@@ -102,15 +111,13 @@ DnnlBf16Gemm::DnnlBf16Gemm(std::unique_ptr<Primitives> p) : p_(std::move(p)) {}
 DnnlBf16Gemm::~DnnlBf16Gemm() = default;
 
 Result<std::unique_ptr<DnnlBf16Gemm>> DnnlBf16Gemm::create(const Bf16GemmShape& s, int32_t num_threads) {
-  if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.a_elems <= 0 || s.b_elems <= 0) {
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0) {
     return Status(Code::kInvalidArgument, "bf16 GEMM: oneDNN takes no empty operand");
   }
   try {
     auto p = std::make_unique<Primitives>();
     p->shape = s;
     p->threads = num_threads;
-    p->a_bf16.resize(static_cast<size_t>(s.a_elems));
-    p->b_bf16.resize(static_cast<size_t>(s.b_elems));
     const auto src = matrix(s.m, s.k, s.transpose_a, s.lda, dt::bf16);
     const auto weights = matrix(s.k, s.n, s.transpose_b, s.ldb, dt::bf16);
     const auto dst = matrix(s.m, s.n, false, s.n, dt::f32);
@@ -129,21 +136,19 @@ Result<std::unique_ptr<DnnlBf16Gemm>> DnnlBf16Gemm::create(const Bf16GemmShape& 
   } catch (const dnnl::error& e) {
     return Status(Code::kInternal, std::string("bf16 GEMM: oneDNN could not make its primitives: ") + e.what());
   } catch (const std::bad_alloc&) {
-    return Status(Code::kOutOfMemory, "bf16 GEMM: the bf16 operands");
+    return Status(Code::kOutOfMemory, "bf16 GEMM: oneDNN's primitives");
   }
 }
 
-Status DnnlBf16Gemm::run(const float* a, const float* b, const float* bias, float* y,
+Status DnnlBf16Gemm::run(const uint16_t* a, const uint16_t* b, const float* bias, float* y,
                          const std::vector<int64_t>& a_offsets, const std::vector<int64_t>& b_offsets) const {
   Primitives& p = *p_;
   set_openmp_threads(p.threads);
   try {
-    convert_to_bf16(a, p.shape.a_elems, p.a_bf16.data());
-    convert_to_bf16(b, p.shape.b_elems, p.b_bf16.data());
     // oneDNN reads through non-const handles but never writes a source.
     if (p.shape.bias) p.bias.set_data_handle(const_cast<float*>(bias));
-    uint16_t* a16 = p.a_bf16.data();
-    uint16_t* b16 = p.b_bf16.data();
+    auto* a16 = const_cast<uint16_t*>(a);
+    auto* b16 = const_cast<uint16_t*>(b);
     const int64_t block = p.shape.m * p.shape.n;
     for (size_t i = 0; i < a_offsets.size(); ++i) {
       p.src.set_data_handle(a16 + a_offsets[i]);
@@ -168,7 +173,7 @@ Result<std::unique_ptr<DnnlBf16Gemm>> DnnlBf16Gemm::create(const Bf16GemmShape&,
   return Status(Code::kUnsupportedOp, "bf16 GEMM: this build has no oneDNN");
 }
 
-Status DnnlBf16Gemm::run(const float*, const float*, const float*, float*, const std::vector<int64_t>&,
+Status DnnlBf16Gemm::run(const uint16_t*, const uint16_t*, const float*, float*, const std::vector<int64_t>&,
                          const std::vector<int64_t>&) const {
   return Status(Code::kUnsupportedOp, "bf16 GEMM: this build has no oneDNN");
 }

@@ -1,6 +1,8 @@
 // One row-major GEMM as the cpu backend's MatMul, Linear and Linear gradients plan it at prepare
 // and run it each step: OpenBLAS sgemm in f32, or, with compute "bf16", bf16 operands and f32
 // sums (kernels/cpu/bf16_gemm.hpp). Everything shape-dependent is worked out at prepare.
+// The bf16 operands live in the engine's scratch region (one for all ops: they run one at a
+// time), except a weight operand b with a shared bf16 copy (kernels/cpu/bf16_weight_copy.hpp).
 #pragma once
 #ifdef POCK_HAVE_OPENBLAS
 #include <cstdint>
@@ -9,7 +11,9 @@
 
 #include "ir/activation.hpp"
 #include "kernels/cpu/bf16_gemm.hpp"
+#include "kernels/cpu/bf16_weight_copy.hpp"
 #include "pock/status.hpp"
+#include "runtime/kernel_scope.hpp"
 
 namespace pock::cpu {
 
@@ -23,15 +27,27 @@ struct GemmPlan {
   Activation activation = Activation::kNone;        // Linear's fused epilogue
   bool bias = false;
   bool bf16 = false;  // compute "bf16"
+  Bf16WeightUse b_use = Bf16WeightUse::kConvert;  // with bf16: where b's bf16 operand comes from
 
-  // Call once the fields above are set. a_elems and b_elems: the sizes of a and b (with bf16,
-  // both are converted once per run, not per block). Threads: num_threads of the op.
-  Status prepare(int64_t a_elems, int64_t b_elems, int32_t num_threads);
+  GemmPlan() = default;
+  GemmPlan(const GemmPlan&) = delete;
+  GemmPlan& operator=(const GemmPlan&) = delete;
+  ~GemmPlan();
+
+  // Call once the fields above are set. a and b: the operands as the op binds them (with bf16, all
+  // of each is converted once per run, not per block; b_use other than kConvert names b's copy).
+  // Threads: num_threads of the op.
+  Status prepare(const pock_tensor_desc& a, const pock_tensor_desc& b, KernelScope& scope, int32_t num_threads);
   Status run(const float* a, const float* b, const float* bias_values, float* y) const;
 
  private:
-  std::unique_ptr<DnnlBf16Gemm> dnnl_;              // bf16 on Bf16Isa::kAvx512Bf16
-  mutable std::vector<float> a_rounded_, b_rounded_;  // bf16 on Bf16Isa::kF32Fma: rounded operands
+  Status run_dnnl(const float* a, const float* b, const float* bias_values, float* y) const;
+
+  KernelScope* scope_ = nullptr;
+  int64_t a_elems_ = 0, b_elems_ = 0;
+  size_t b_scratch_offset_ = 0;                  // bytes into the scratch region
+  std::unique_ptr<DnnlBf16Gemm> dnnl_;           // bf16 on Bf16Isa::kAvx512Bf16
+  std::shared_ptr<Bf16WeightCopy> b_copy_;       // b_use other than kConvert, on kAvx512Bf16
 };
 
 }  // namespace pock::cpu

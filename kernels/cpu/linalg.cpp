@@ -64,7 +64,7 @@ bool matmul_accepts(const pock_op_desc& op) {
          fits_blas_int(a.dims[a.rank - 1]) && fits_blas_int(b.dims[b.rank - 1]);
 }
 
-Status matmul_prepare(const pock_op_desc& op, void** state) {
+Status matmul_prepare(const pock_op_desc& op, KernelScope& scope, void** state) {
   const KernelCall c = call_of(op);
   const pock_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &y = op.outputs[0];
   params::MatMulParams p;
@@ -95,7 +95,8 @@ Status matmul_prepare(const pock_op_desc& op, void** state) {
     return c.error("too many rows for cblas");
   }
   plan->bf16 = p.bf16;
-  const Status prepared = plan->prepare(numel(a), numel(b), op.num_threads);
+  plan->b_use = bf16_weight_use(b, params::Bf16Weight::kOwn);  // a frozen b is converted once
+  const Status prepared = plan->prepare(a, b, scope, op.num_threads);
   if (!prepared.is_ok()) {
     delete plan;
     return c.error(prepared.message());
@@ -122,7 +123,7 @@ bool linear_accepts(const pock_op_desc& op) {
   return fits_blas_int(dims_product(x, 0, x.rank - 1)) && fits_blas_int(w.dims[0]) && fits_blas_int(w.dims[1]);
 }
 
-Status linear_prepare(const pock_op_desc& op, void** state) {
+Status linear_prepare(const pock_op_desc& op, KernelScope& scope, void** state) {
   const pock_tensor_desc &x = op.inputs[0], &w = op.inputs[1];
   params::MatMulParams p;
   POCK_RETURN_IF_ERROR(params::parse(op, &p));
@@ -139,7 +140,8 @@ Status linear_prepare(const pock_op_desc& op, void** state) {
   plan->activation = p.activation;
   plan->bias = op.num_inputs > 2 && is_present(op.inputs[2]);
   plan->bf16 = p.bf16;
-  const Status prepared = plan->prepare(numel(x), numel(w), op.num_threads);
+  plan->b_use = bf16_weight_use(w, p.bf16_weight);
+  const Status prepared = plan->prepare(x, w, scope, op.num_threads);
   if (!prepared.is_ok()) {
     delete plan;
     return call_of(op).error(prepared.message());
@@ -153,9 +155,10 @@ Status linear_run(const KernelCall& c) {
   return static_cast<const GemmPlan*>(c.state)->run(c.in_data<float>(0), c.in_data<float>(1), bias, c.out_data<float>(0));
 }
 
-KernelDef def(const char* op, KernelFn run, KernelPrepareFn prepare, bool (*accepts)(const pock_op_desc&)) {
-  KernelDef d{op, DType::kF32, run, kCpuScore, prepare, gemm_release};
+KernelDef def(const char* op, KernelFn run, KernelScopedPrepareFn prepare, bool (*accepts)(const pock_op_desc&)) {
+  KernelDef d{op, DType::kF32, run, kCpuScore, nullptr, gemm_release};
   d.accepts = accepts;
+  d.prepare_scoped = prepare;
   return d;
 }
 

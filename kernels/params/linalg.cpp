@@ -17,6 +17,11 @@ Status parse(const pock_op_desc& op, MatMulParams* out) {
   const std::string_view compute = r.text("compute", "f32");
   if (compute != "f32" && compute != "bf16") r.invalid("compute", "is '" + std::string(compute) + "', not f32 or bf16");
   out->bf16 = compute == "bf16";
+  const std::string_view weight = r.text("bf16_weight", "own");
+  if (weight != "own" && weight != "keep" && weight != "kept") {
+    r.invalid("bf16_weight", "is '" + std::string(weight) + "', not own, keep or kept");
+  }
+  out->bf16_weight = weight == "keep" ? Bf16Weight::kKeep : weight == "kept" ? Bf16Weight::kKept : Bf16Weight::kOwn;
   return r.status();
 }
 

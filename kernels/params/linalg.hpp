@@ -8,11 +8,18 @@
 
 namespace pock::params {
 
+// Attribute bf16_weight of a bf16 Linear / LinearInputGrad over a trainable weight (set by the
+// compiler on a forward Linear and the LinearInputGrad of the same weight in one function): the
+// forward's bf16 copy of the weight is kept for the input gradient, which then converts nothing.
+// A hint: a backend that ignores it computes the same values.
+enum class Bf16Weight { kOwn, kKeep, kKept };
+
 struct MatMulParams {
   bool transpose_a = false, transpose_b = false;  // MatMul
   Activation activation = Activation::kNone;      // Linear's fused epilogue
   // compute "bf16": both operands rounded to bf16 (kernels/bf16_round.h), f32 products and sums.
   bool bf16 = false;
+  Bf16Weight bf16_weight = Bf16Weight::kOwn;  // "keep" on the forward Linear, "kept" on LinearInputGrad
 };
 
 Status parse(const pock_op_desc& op, MatMulParams* out);

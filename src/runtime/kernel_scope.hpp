@@ -36,13 +36,20 @@ class KernelScope {
   // from (e.g. a weight's address and the convolution's geometry).
   std::shared_ptr<void> find_shared(const std::string& key) const;
   // Makes `object` what find_shared(key) returns while some op holds it. False when out of memory.
-  bool put_shared(const std::string& key, const std::shared_ptr<void>& object);
+  // `bytes`: the memory it holds, counted in shared_bytes() while it lives.
+  bool put_shared(const std::string& key, const std::shared_ptr<void>& object, size_t bytes = 0);
   // How many shared objects are alive (tests, diagnostics).
   size_t live_shared() const;
+  // The bytes that live shared objects declared (the workspace `pockc inspect` reports).
+  size_t shared_bytes() const;
 
  private:
+  struct Shared {
+    std::weak_ptr<void> object;
+    size_t bytes = 0;
+  };
   AlignedBuffer scratch_;
-  std::unordered_map<std::string, std::weak_ptr<void>> shared_;
+  std::unordered_map<std::string, Shared> shared_;
 };
 
 }  // namespace pock

@@ -71,7 +71,11 @@ const char* table_last_error(void* context) { return static_cast<TableContext*>(
 
 void table_destroy(void* context) { delete static_cast<TableContext*>(context); }
 
-size_t table_workspace_bytes(void* context) { return static_cast<TableContext*>(context)->scope.scratch_size(); }
+// The scratch region and what the ops built and share (packed frozen weights, bf16 weight copies).
+size_t table_workspace_bytes(void* context) {
+  const KernelScope& scope = static_cast<TableContext*>(context)->scope;
+  return scope.scratch_size() + scope.shared_bytes();
+}
 
 void* table_get_proc_address(void*, const char* name) {
   if (std::strcmp(name, POCK_EXT_WORKSPACE_BYTES) == 0) {

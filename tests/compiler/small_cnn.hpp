@@ -19,6 +19,7 @@
 #include "pock/compiler/builder.hpp"
 #include "pock/compiler/compiler.hpp"
 #include "pock/engine.hpp"
+#include "support/engine_parameter.hpp"
 
 namespace pock::test {
 
@@ -159,13 +160,7 @@ inline float train_once(Engine& engine, const CnnBatch& batch) {
   return loss.value();
 }
 
-inline std::vector<float> parameter(Engine& engine, const std::string& name) {
-  auto info = engine.info(name);
-  REQUIRE(info.is_ok());
-  std::vector<float> v(info->nbytes / sizeof(float));
-  REQUIRE(engine.get_parameter(name, v.data(), info->nbytes).is_ok());
-  return v;
-}
+inline std::vector<float> parameter(Engine& engine, const std::string& name) { return parameter_values(engine, name); }
 
 // Largest |a - b| / max(1, |b|) over two equally long vectors.
 inline double max_relative_difference(const std::vector<float>& a, const std::vector<float>& b) {

@@ -15,6 +15,7 @@
 #include "runtime/kernel_scope.hpp"
 #include "runtime/table_backend.hpp"
 #include "support/backend_compare.hpp"
+#include "support/hand_bound_op.hpp"
 
 using namespace pock;
 
@@ -30,29 +31,18 @@ class ConvOp {
          uint32_t seed)
       : x_(test::uniform({n, c, side, side}, seed)), y_(static_cast<size_t>(n * o * side * side)) {
     pads_ = {k / 2, k / 2, k / 2, k / 2};
-    inputs_[0] = describe({n, c, side, side}, x_.data(), 0);
-    inputs_[1] = describe({o, c / groups, k, k}, const_cast<float*>(weight->data()), POCK_TENSOR_CONSTANT);
+    inputs_[0] = test::f32_desc({n, c, side, side}, x_.data());
+    inputs_[1] = test::f32_desc({o, c / groups, k, k}, weight->data(), POCK_TENSOR_CONSTANT);
     inputs_[2] = pock_tensor_desc{};
     inputs_[2].rank = -1;  // no bias
-    output_ = describe({n, o, side, side}, y_.data(), 0);
+    output_ = test::f32_desc({n, o, side, side}, y_.data());
     attrs_[0] = pock_attr{};
     attrs_[0].name = "pads";
     attrs_[0].kind = POCK_ATTR_INTS;
     attrs_[0].ints = pads_.data();
     attrs_[0].count = 4;
-    attrs_[1] = pock_attr{};
-    attrs_[1].name = "groups";
-    attrs_[1].kind = POCK_ATTR_INT;
-    attrs_[1].i = groups;
-    desc_.op = "Conv2d";
-    desc_.name = "conv";
-    desc_.num_inputs = 3;
-    desc_.num_outputs = 1;
-    desc_.inputs = inputs_;
-    desc_.outputs = &output_;
-    desc_.num_attrs = 2;
-    desc_.attrs = attrs_;
-    desc_.num_threads = 1;
+    attrs_[1] = test::int_attr("groups", groups);
+    desc_ = test::op_desc("Conv2d", inputs_, 3, &output_, attrs_, 2);
   }
   ConvOp(const ConvOp&) = delete;
   ConvOp& operator=(const ConvOp&) = delete;
@@ -73,17 +63,6 @@ class ConvOp {
   }
 
  private:
-  static pock_tensor_desc describe(const Shape& shape, float* data, uint32_t flags) {
-    pock_tensor_desc d{};
-    d.dtype = POCK_F32;
-    d.rank = static_cast<int32_t>(shape.size());
-    for (size_t i = 0; i < shape.size(); ++i) d.dims[i] = shape[i];
-    d.data = data;
-    d.nbytes = static_cast<size_t>(numel(shape)) * sizeof(float);
-    d.flags = flags;
-    return d;
-  }
-
   std::vector<float> x_, y_;
   std::vector<int64_t> pads_;
   pock_tensor_desc inputs_[3]{}, output_{};

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "pock/pock.h"
+#include "support/engine_parameter.hpp"
 #include "train/mlp_model.hpp"
 
 using namespace pock;
@@ -19,14 +20,6 @@ std::shared_ptr<std::vector<uint8_t>> mlp_blob(const Recipe& recipe = classifier
   auto blob = compile(build_mlp(), &recipe);
   REQUIRE(blob.is_ok());
   return std::make_shared<std::vector<uint8_t>>(std::move(blob.value()));
-}
-
-std::vector<float> parameter(Engine& e, const char* name) {
-  auto info = e.info(name);
-  REQUIRE(info.is_ok());
-  std::vector<float> v(info->nbytes / sizeof(float));
-  REQUIRE(e.get_parameter(name, v.data(), info->nbytes).is_ok());
-  return v;
 }
 
 }  // namespace
@@ -86,12 +79,12 @@ TEST_CASE("with rollback off a NaN step says the parameters are as the step left
   Batch b = make_batch(0);
   b.x[0] = std::numeric_limits<float>::quiet_NaN();
   REQUIRE(feed(*engine, b).is_ok());
-  const std::vector<float> before = parameter(*engine, "fc1.weight");
+  const std::vector<float> before = test::parameter_values(*engine, "fc1.weight");
   auto step = engine->train_step();
   REQUIRE(step.status().code() == Code::kNumerical);
   CHECK_THAT(step.status().message(), Catch::Contains("rollback_on_failure is off"));
   CHECK_THAT(step.status().message(), !Catch::Contains("as before the step"));
-  CHECK(parameter(*engine, "fc1.weight") != before);  // what the message says, the weights show
+  CHECK(test::parameter_values(*engine, "fc1.weight") != before);  // what the message says, the weights show
 }
 
 TEST_CASE("a call while another thread is inside one on the same engine gets POCK_ERR_BUSY", "[runtime][contract][threads]") {

@@ -43,7 +43,7 @@ bool weight_grad_accepts(const pock_op_desc& op) {
 }
 
 // dx [M, K] = dy [M, N] w [N, K], or dw [N, K] = dyᵀ [N, M] x [M, K].
-Status prepare(const pock_op_desc& op, void** state) {
+Status prepare(const pock_op_desc& op, KernelScope& scope, void** state) {
   params::MatMulParams p;
   POCK_RETURN_IF_ERROR(params::parse(op, &p));
   const pock_tensor_desc &dy = op.inputs[0], &other = op.inputs[1];
@@ -52,6 +52,7 @@ Status prepare(const pock_op_desc& op, void** state) {
   if (!plan) return Status(Code::kOutOfMemory, std::string(op.op) + " plan");
   if (std::string_view(op.op) == "LinearInputGrad") {
     plan->m = m, plan->n = k, plan->k = n;
+    plan->b_use = bf16_weight_use(other, p.bf16_weight);  // the weight: maybe its forward's bf16 copy
   } else {
     plan->m = n, plan->n = k, plan->k = m;
     plan->transpose_a = true;
@@ -61,7 +62,7 @@ Status prepare(const pock_op_desc& op, void** state) {
   plan->lda = std::max<int64_t>(1, n);
   plan->ldb = std::max<int64_t>(1, k);
   plan->bf16 = p.bf16;
-  const Status prepared = plan->prepare(numel(dy), numel(other), op.num_threads);
+  const Status prepared = plan->prepare(dy, other, scope, op.num_threads);
   if (!prepared.is_ok()) {
     delete plan;
     return call_of(op).error(prepared.message());
@@ -77,8 +78,9 @@ Status run(const KernelCall& c) {
 }
 
 KernelDef def(const char* op, bool (*accepts)(const pock_op_desc&)) {
-  KernelDef d{op, DType::kF32, run, kCpuScore, prepare, release};
+  KernelDef d{op, DType::kF32, run, kCpuScore, nullptr, release};
   d.accepts = accepts;
+  d.prepare_scoped = prepare;
   return d;
 }
 
