@@ -27,11 +27,13 @@ struct ForceChoice {
 
 // Tolerances, relative to |ref| + 1 (compare_results), for sums of C * 9 products of values in
 // [-1, 1). Direct kernels only sum in another order than ref. Winograd F(4x4,3x3) multiplies
-// transformed tiles whose entries reach 10x the inputs (the transform matrices hold 4, 5, 8) and
-// transforms the sums back: about one decimal digit lost. Measured worst errors on these cases:
-// direct 2e-6, Winograd 3e-5 (relative to |ref| + 1).
+// transformed tiles whose entries reach several times the inputs (the transform matrices hold 4,
+// 5 and 8) and transforms the sums back: about one decimal digit lost. Worst errors against a
+// double-precision sum, measured with oneDNN 2.6.3 on AVX-512 (forward / input gradient):
+//   the shapes below:                 direct 3.3e-6,   Winograd 2.3e-5
+//   ResNet-18's layers (C*9 <= 4608): direct 1.4e-5,   Winograd 1.2e-4
 constexpr double kDirectTolerance = 2e-5;
-constexpr double kWinogradTolerance = 3e-4;
+constexpr double kWinogradTolerance = 2e-4;
 
 // oneDNN's kernels need AVX-512 (Winograd) or AVX2 (direct); where the CPU lacks it oneDNN has no
 // kernel and the op goes another way, which is not what these tests check.
@@ -56,14 +58,22 @@ OpCase forward_case(const ConvShape& s, bool frozen_weight, const char* activati
 
 const char* name(DnnlConvAlgorithm a) { return a == DnnlConvAlgorithm::kWinograd ? "Winograd" : "direct"; }
 
-// Runs `c` on cpu with `algorithm` forced and on ref; requires that oneDNN ran it.
-void check(DnnlConvAlgorithm algorithm, OpCase c, int threads) {
+// oneDNN's Winograd takes only symmetric padding of at most 1; it declines the rest, which then
+// go the backend's other ways (checked against ref all the same).
+bool winograd_takes(const ConvShape& s) {
+  return s.pads[0] == s.pads[2] && s.pads[1] == s.pads[3] && s.pads[0] <= 1 && s.pads[1] <= 1;
+}
+
+// Runs `c` on cpu with `algorithm` forced and on ref; requires that oneDNN ran it where it takes
+// the shape.
+void check(DnnlConvAlgorithm algorithm, const ConvShape& s, OpCase c, int threads) {
   INFO(name(algorithm) << " threads " << threads);
   c.tolerance = algorithm == DnnlConvAlgorithm::kWinograd ? kWinogradTolerance : kDirectTolerance;
   ForceChoice force(algorithm == DnnlConvAlgorithm::kWinograd ? Choice::kWinograd : Choice::kDirect);
   const int before = cpu::conv_dnnl_testing::kernels_made(algorithm);
   check_against_ref("cpu", c, "cpu", threads);
-  CHECK(cpu::conv_dnnl_testing::kernels_made(algorithm) > before);
+  const bool taken = algorithm == DnnlConvAlgorithm::kDirect || winograd_takes(s);
+  CHECK((cpu::conv_dnnl_testing::kernels_made(algorithm) > before) == taken);
 }
 
 ConvShape same_3x3(int64_t batch, int64_t channels, int64_t h, int64_t w, int64_t out_channels) {
@@ -76,7 +86,7 @@ const std::vector<ConvShape>& shapes() {
       same_3x3(3, 24, 9, 7, 40),    // odd plane: partial tiles; channels not multiples of 16
       same_3x3(2, 64, 5, 6, 32),    // fewer outputs than one tile row
       same_3x3(1, 3, 11, 13, 8),    // 3 input channels
-      ConvShape{2, 16, 10, 9, 16, 3, 3, 1, {1, 1}, {0, 1, 2, 0}, {1, 1}},  // asymmetric padding
+      ConvShape{2, 16, 10, 9, 16, 3, 3, 1, {1, 1}, {0, 1, 2, 0}, {1, 1}},  // asymmetric: Winograd declines
       ConvShape{2, 16, 7, 7, 32, 3, 3, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}},   // no padding
   };
   return s;
@@ -94,9 +104,9 @@ TEST_CASE("cpu Conv2d through oneDNN (Winograd, direct) matches ref", "[ops][cpu
     for (const ConvShape& s : shapes()) {
       for (bool frozen_weight : {true, false}) {
         const char* activation = frozen_weight ? "relu6" : "none";
-        check(algorithm, forward_case(s, frozen_weight, activation, seed += 3), 1);
+        check(algorithm, s, forward_case(s, frozen_weight, activation, seed += 3), 1);
       }
-      check(algorithm, forward_case(s, false, "relu", seed += 3), 2);
+      check(algorithm, s, forward_case(s, false, "relu", seed += 3), 2);
     }
   }
 }
@@ -109,8 +119,8 @@ TEST_CASE("cpu Conv2dGradInput through oneDNN (Winograd, direct) matches ref", "
       continue;
     }
     for (const ConvShape& s : shapes()) {
-      for (bool frozen_weight : {true, false}) check(algorithm, grad_input_case(s, frozen_weight, seed += 2), 1);
-      check(algorithm, grad_input_case(s, false, seed += 2), 2);
+      for (bool frozen_weight : {true, false}) check(algorithm, s, grad_input_case(s, frozen_weight, seed += 2), 1);
+      check(algorithm, s, grad_input_case(s, false, seed += 2), 2);
     }
   }
 }
