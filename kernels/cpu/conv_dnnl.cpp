@@ -19,7 +19,11 @@
 namespace pock::cpu {
 namespace {
 
-std::atomic<conv_dnnl_testing::Choice> forced{conv_dnnl_testing::Choice::kByRule};
+// Off by default: oneDNN allocates on the heap in every primitive execution (its argument maps:
+// 30-40 mallocs per run), which breaks the engine's promise that training steps allocate nothing
+// (tests/train/test_zoo_step_no_alloc.cpp). The rule below is what a switch that accepts that
+// (pockc tune's choice, a recipe key) should apply; tests turn it on.
+std::atomic<conv_dnnl_testing::Choice> forced{conv_dnnl_testing::Choice::kNever};
 std::atomic<int> made_direct{0}, made_winograd{0};
 
 // The speed rule, measured on one core of the benchmark machine (AMD EPYC, AVX-512) at batch 8 on

@@ -30,7 +30,7 @@ std::unique_ptr<ConvKernel> make_dnnl_conv(const pock_op_desc& op, const ConvGeo
 std::unique_ptr<ConvKernel> make_dnnl_conv_by_rule(const pock_op_desc& op, const ConvGeometry& g,
                                                    ConvDirection direction, KernelScope& scope, Status* status);
 
-// Tests force the choice and count what was made.
+// Tests force the choice and count what was made. The default is kNever (conv_dnnl.cpp says why).
 namespace conv_dnnl_testing {
 enum class Choice { kByRule, kDirect, kWinograd, kNever };
 void set_choice(Choice choice);

@@ -19,10 +19,10 @@ using pock::cpu::conv_dnnl_testing::Choice;
 
 namespace {
 
-// Restores the speed rule however a test case ends.
+// Restores the default (oneDNN off) however a test case ends.
 struct ForceChoice {
   explicit ForceChoice(Choice c) { cpu::conv_dnnl_testing::set_choice(c); }
-  ~ForceChoice() { cpu::conv_dnnl_testing::set_choice(Choice::kByRule); }
+  ~ForceChoice() { cpu::conv_dnnl_testing::set_choice(Choice::kNever); }
 };
 
 // Tolerances, relative to |ref| + 1 (compare_results), for sums of C * 9 products of values in
@@ -131,6 +131,7 @@ TEST_CASE("cpu Conv2d and Conv2dGradInput by rule: oneDNN Winograd on ResNet-siz
     WARN("skipped: no oneDNN in this build or the CPU lacks AVX-512");
     return;
   }
+  ForceChoice by_rule(Choice::kByRule);
   const ConvShape resnet = same_3x3(2, 64, 8, 8, 64);    // 8x8 output: Winograd by rule
   const ConvShape late = same_3x3(2, 64, 4, 4, 64);      // 4x4 output: direct by rule
   const ConvShape narrow = same_3x3(2, 16, 8, 8, 16);    // under 64 channels: not oneDNN
@@ -149,4 +150,11 @@ TEST_CASE("cpu Conv2d and Conv2dGradInput by rule: oneDNN Winograd on ResNet-siz
   check_against_ref("cpu", grad_input_case(narrow, true, 7309));
   CHECK(made(DnnlConvAlgorithm::kWinograd) == winograd + 2);
   CHECK(made(DnnlConvAlgorithm::kDirect) == direct + 1);
+}
+
+TEST_CASE("cpu Conv2d: oneDNN stays off by default (its runs allocate)", "[ops][cpu][conv][dnnl]") {
+  const ConvShape resnet = same_3x3(2, 64, 8, 8, 64);
+  const int winograd = cpu::conv_dnnl_testing::kernels_made(DnnlConvAlgorithm::kWinograd);
+  check_against_ref("cpu", forward_case(resnet, true, "none", 7311));
+  CHECK(cpu::conv_dnnl_testing::kernels_made(DnnlConvAlgorithm::kWinograd) == winograd);
 }

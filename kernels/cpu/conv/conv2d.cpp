@@ -80,8 +80,8 @@ std::unique_ptr<ConvKernel> make_dnnl_forward_by_rule(const pock_op_desc& op, co
   return make_dnnl_conv_by_rule(op, g, ConvDirection::kForward, scope, status);
 }
 
-// oneDNN first (Winograd or direct, conv_dnnl.cpp): its rule declines every shape it was not
-// measured faster on, which then goes the ways above.
+// oneDNN first (Winograd or direct, conv_dnnl.cpp; off by default, it then declines every op):
+// its rule declines every shape it was not measured faster on, which then goes the ways above.
 std::vector<Maker> ways_for(const ConvGeometry& g, bool nhwc, int32_t num_threads) {
   if (nhwc) return {make_xnnpack_conv};
   std::vector<Maker> ways = other_ways_for(g, num_threads);
