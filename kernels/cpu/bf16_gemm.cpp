@@ -1,4 +1,5 @@
 #include "kernels/cpu/bf16_gemm.hpp"
+#include "kernels/cpu/dnnl_threads.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -16,8 +17,6 @@
 #endif
 
 #ifdef POCK_HAVE_DNNL
-#include <dlfcn.h>
-
 #include <oneapi/dnnl/dnnl.hpp>
 #endif
 
@@ -91,15 +90,6 @@ namespace {
 
 using dt = dnnl::memory::data_type;
 
-// oneDNN as Debian builds it runs on GNU OpenMP, whose thread count belongs to the calling thread
-// (omp_set_num_threads). libdnnl brings libgomp into the process; asking for the function by name
-// spares pock_runtime -fopenmp, which would turn on OpenMP pragmas elsewhere in the backend.
-void set_openmp_threads(int threads) {
-  using SetThreads = void (*)(int);
-  static const auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-  if (set && threads > 0) set(threads);
-}
-
 // A row-major operand [rows, cols] (its transpose when `transposed`) with leading dimension ld.
 dnnl::memory::desc matrix(int64_t rows, int64_t cols, bool transposed, int64_t ld, dt type) {
   return dnnl::memory::desc({rows, cols}, type, transposed ? dnnl::memory::dims{1, ld} : dnnl::memory::dims{ld, 1});
@@ -143,7 +133,7 @@ Result<std::unique_ptr<DnnlBf16Gemm>> DnnlBf16Gemm::create(const Bf16GemmShape& 
 Status DnnlBf16Gemm::run(const uint16_t* a, const uint16_t* b, const float* bias, float* y,
                          const std::vector<int64_t>& a_offsets, const std::vector<int64_t>& b_offsets) const {
   Primitives& p = *p_;
-  set_openmp_threads(p.threads);
+  set_dnnl_threads(p.threads);
   try {
     // oneDNN reads through non-const handles but never writes a source.
     if (p.shape.bias) p.bias.set_data_handle(const_cast<float*>(bias));

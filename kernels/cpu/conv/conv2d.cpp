@@ -8,6 +8,7 @@
 #include <new>
 #include <vector>
 
+#include "kernels/cpu/conv_dnnl.hpp"
 #include "kernels/cpu/conv_kernel.hpp"
 #include "kernels/cpu/cpu_families.hpp"
 #include "kernels/cpu/cpu_util.hpp"
@@ -43,7 +44,7 @@ bool geometry_of(const pock_op_desc& op, ConvGeometry* g) {
 
 using Maker = std::unique_ptr<ConvKernel> (*)(const pock_op_desc&, const ConvGeometry&, KernelScope&, Status*);
 
-// The ways to try, fastest first, for an NCHW op (XNNPACK alone for NHWC: the others read NCHW).
+// The ways to try, fastest first, for an NCHW op that oneDNN's rule declines.
 // XNNPACK takes only a frozen weight and then costs two staging transposes (layout.cpp); the
 // orders below are what measured faster with those included (one core of an AVX-512 Xeon, batch
 // 8, MobileNetV2 and ResNet-18 at 128x128 — the benchmarks of issue #6):
@@ -61,8 +62,7 @@ using Maker = std::unique_ptr<ConvKernel> (*)(const pock_op_desc&, const ConvGeo
 //   anything else: XNNPACK, then the direct depthwise loops, then im2col. Dense convolutions
 //     through XNNPACK beat im2col + sgemm on ResNet-18's other layers (64 channels at 32x32: 4.4
 //     against 8.8 ms; 128 at 16x16: 4.1 against 5.7 ms) and its 7x7 stem (6.6 against 8.6 ms).
-std::vector<Maker> ways_for(const ConvGeometry& g, bool nhwc, int32_t num_threads) {
-  if (nhwc) return {make_xnnpack_conv};
+std::vector<Maker> other_ways_for(const ConvGeometry& g, int32_t num_threads) {
   const bool pointwise = g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 &&
                          g.pad_top == 0 && g.pad_left == 0 && g.pad_bottom == 0 && g.pad_right == 0 && g.groups == 1;
   if (pointwise) return {make_im2col_conv, make_xnnpack_conv};
@@ -73,6 +73,20 @@ std::vector<Maker> ways_for(const ConvGeometry& g, bool nhwc, int32_t num_thread
     return {make_im2col_conv, make_xnnpack_conv};
   }
   return {make_xnnpack_conv, make_depthwise_conv, make_im2col_conv};
+}
+
+std::unique_ptr<ConvKernel> make_dnnl_forward_by_rule(const pock_op_desc& op, const ConvGeometry& g,
+                                                      KernelScope& scope, Status* status) {
+  return make_dnnl_conv_by_rule(op, g, ConvDirection::kForward, scope, status);
+}
+
+// oneDNN first (Winograd or direct, conv_dnnl.cpp; off by default, it then declines every op):
+// its rule declines every shape it was not measured faster on, which then goes the ways above.
+std::vector<Maker> ways_for(const ConvGeometry& g, bool nhwc, int32_t num_threads) {
+  if (nhwc) return {make_xnnpack_conv};
+  std::vector<Maker> ways = other_ways_for(g, num_threads);
+  ways.insert(ways.begin(), make_dnnl_forward_by_rule);
+  return ways;
 }
 
 bool conv_accepts(const pock_op_desc& op) {
