@@ -1,5 +1,6 @@
 // Reference kernels for the elementwise family (f32; Cast, Identity and Where for their dtypes;
-// Maximum, Minimum, Pow, Mod and Fmod also on i8, u8, i32, i64 and f16).
+// Maximum, Minimum, Pow, Mod and Fmod also on i8, u8, i32, i64 and f16; Add, Sub, Mul and Div
+// also on i8, u8, i32 and i64).
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -67,10 +68,45 @@ T integer_pow(T base, T exp) {
   return static_cast<T>(result);
 }
 
-struct AddOp { float operator()(float a, float b) const { return a + b; } };
-struct SubOp { float operator()(float a, float b) const { return a - b; } };
-struct MulOp { float operator()(float a, float b) const { return a * b; } };
-struct DivOp { float operator()(float a, float b) const { return a / b; } };
+// Integers wrap around on overflow, as numpy and onnxruntime do: the arithmetic runs on unsigned
+// values of at least unsigned int's width, where wrapping is defined (signed overflow is not, and
+// narrower unsigned types would promote to signed int), and is cast back.
+template <typename T, typename F>
+T wrapping(T a, T b, F f) {
+  using Narrow = std::make_unsigned_t<T>;
+  using Wide = std::common_type_t<Narrow, unsigned>;
+  return static_cast<T>(static_cast<Narrow>(f(static_cast<Wide>(static_cast<Narrow>(a)), static_cast<Wide>(static_cast<Narrow>(b)))));
+}
+struct AddOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return wrapping(a, b, [](auto x, auto y) { return x + y; });
+    else return a + b;
+  }
+};
+struct SubOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return wrapping(a, b, [](auto x, auto y) { return x - y; });
+    else return a - b;
+  }
+};
+struct MulOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return wrapping(a, b, [](auto x, auto y) { return x * y; });
+    else return a * b;
+  }
+};
+// Integer division truncates toward zero (C++, onnxruntime, and ONNX's uint8 test data); MIN / -1
+// wraps to MIN as the negation does in two's complement.
+struct DivOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_signed_v<T> && std::is_integral_v<T>) return b == -1 ? SubOp()(T{0}, a) : static_cast<T>(a / b);
+    else return static_cast<T>(a / b);
+  }
+};
 struct PowOp {
   template <typename T>
   T operator()(T a, T b) const {
@@ -266,6 +302,12 @@ void add_typed_binaries(KernelTable& t, DType dt) {
   t.add({"Pow", dt, binary<PowOp, E>});
   t.add({"Mod", dt, kInteger ? integer_division<ModOp, E> : binary<ModOp, E>});
   t.add({"Fmod", dt, kInteger ? integer_division<FmodOp, E> : binary<FmodOp, E>});
+  if constexpr (kInteger) {
+    t.add({"Add", dt, binary<AddOp, E>});
+    t.add({"Sub", dt, binary<SubOp, E>});
+    t.add({"Mul", dt, binary<MulOp, E>});
+    t.add({"Div", dt, integer_division<DivOp, E>});
+  }
 }
 
 }  // namespace

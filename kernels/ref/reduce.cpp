@@ -135,29 +135,15 @@ Status reduce_log_sum_exp(const KernelCall& c, const params::ReduceParams& p) {
   return Status::ok();
 }
 
-// The input as [outer, n, inner] around the axis; each output element scans n values with stride
-// inner. NaN counts as the extremum (numpy's and PyTorch's argmax), its first occurrence winning
-// unless select_last_index.
+// Each output element scans the n values of its line (ref::extremum_index: NaN is the extremum).
 template <bool kMax>
 Status arg_extremum(const KernelCall& c, const params::ArgExtremumParams& p) {
-  const pock_tensor_desc& xd = c.in(0);
-  int64_t outer = 1, inner = 1;
-  for (int d = 0; d < p.axis; ++d) outer *= xd.dims[d];
-  for (int d = p.axis + 1; d < xd.rank; ++d) inner *= xd.dims[d];
-  const int64_t n = xd.dims[p.axis];
+  const ref::AxisLines l = ref::lines_along(c.in(0), p.axis);
   const float* x = c.in_data<float>(0);
   int64_t* y = c.out_data<int64_t>(0);
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t i = 0; i < inner; ++i) {
-      const float* row = x + o * n * inner + i;
-      int64_t best = 0;
-      for (int64_t k = 1; k < n; ++k) {
-        const float v = row[k * inner], b = row[best * inner];
-        const bool tie = v == b || (v != v && b != b);
-        const bool better = b == b && (v != v || (kMax ? v > b : v < b));
-        if (better || (p.select_last_index && tie)) best = k;
-      }
-      y[o * inner + i] = best;
+  for (int64_t o = 0; o < l.outer; ++o) {
+    for (int64_t i = 0; i < l.inner; ++i) {
+      y[o * l.inner + i] = ref::extremum_index<kMax>(x + o * l.n * l.inner + i, l.n, l.inner, p.select_last_index);
     }
   }
   return Status::ok();

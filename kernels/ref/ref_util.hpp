@@ -45,4 +45,31 @@ void for_each_broadcast(const pock_tensor_desc& out, const pock_tensor_desc* con
   }
 }
 
+// A tensor seen as [outer, n, inner] around one axis: line (o, i) holds the n elements
+// o * n * inner + i + k * inner.
+struct AxisLines {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+inline AxisLines lines_along(const pock_tensor_desc& t, int axis) {
+  AxisLines l;
+  for (int d = 0; d < axis; ++d) l.outer *= t.dims[d];
+  for (int d = axis + 1; d < t.rank; ++d) l.inner *= t.dims[d];
+  l.n = t.dims[axis];
+  return l;
+}
+
+// The index of the maximum (kMax) or minimum of row[0], row[stride], ..., row[(n - 1) stride].
+// NaN counts as the extremum (numpy's and PyTorch's argmax); the first occurrence wins unless `last`.
+template <bool kMax>
+int64_t extremum_index(const float* row, int64_t n, int64_t stride, bool last) {
+  int64_t best = 0;
+  for (int64_t k = 1; k < n; ++k) {
+    const float v = row[k * stride], b = row[best * stride];
+    const bool tie = v == b || (v != v && b != b);
+    const bool better = b == b && (v != v || (kMax ? v > b : v < b));
+    if (better || (last && tie)) best = k;
+  }
+  return best;
+}
+
 }  // namespace pock::ref

@@ -1,7 +1,8 @@
 """Small models, one per group of ONNX ops that issue 17 added (activations, instance
 normalization, reflect/edge padding, tiling, 1-D pooling, transposed convolution, Resize,
-DepthToSpace / SpaceToDepth, GatherElements), for tests/parity/run_op_parity.py. Each puts its
-ops between convolutions, so that their gradients flow into trained weights on both sides."""
+DepthToSpace / SpaceToDepth, GatherElements, the trigonometric functions and Erf), for
+tests/parity/run_op_parity.py. Each puts its ops between convolutions, so that their gradients
+flow into trained weights on both sides."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -66,6 +67,21 @@ class Shuffled(nn.Module):
     def forward(self, x):
         x = F.pixel_unshuffle(F.pixel_shuffle(torch.cat([x, x], 1)[:, :8], 2), 2)[:, :6]
         return torch.gather(x, 3, self.columns.expand(x.shape[0], 6, 8, 8))
+
+
+class Trigonometric(nn.Module):
+    """torch.sin, cos, tan, asin, acos, atan and erf (ONNX's ops of those names; PyTorch's exporter
+    has none for the hyperbolic ones), asin and acos of a tanh-bounded value so that they stay
+    inside their domain, with a 1x1 convolution between the two groups."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(6, 6, 1)
+
+    def forward(self, x):
+        x = self.conv(torch.sin(x) + torch.cos(x) * torch.atan(x) + torch.erf(x))
+        b = 0.9 * torch.tanh(x)
+        return torch.asin(b) + 0.5 * torch.acos(b) + torch.tan(b)
 
 
 def probe_family(name, body, seed):
@@ -210,4 +226,5 @@ def families():
         probe_family("max_pool_dilated", nn.Sequential(nn.MaxPool2d(3, stride=1, padding=1, dilation=2), nn.Tanh(),
                                                        nn.MaxPool2d(2, stride=2, dilation=3)), 3200),
         conv_transpose_3d_family(3300),
+        probe_family("trigonometric", Trigonometric(), 3000),
     ]

@@ -152,7 +152,7 @@ class BoundCase {
     for (size_t i = 0; i < outs->size(); ++i) {
       REQUIRE(g.mark_output((*outs)[i], "out" + std::to_string(i)).is_ok());
       b.output_sizes_.push_back(static_cast<size_t>(numel(g.tensor((*outs)[i]).shape)));
-      b.output_u8_.push_back(g.tensor((*outs)[i]).dtype == DType::kU8);
+      b.output_u8_.push_back(g.tensor((*outs)[i]).dtype == DType::kU8 || g.tensor((*outs)[i]).dtype == DType::kBool);
     }
     if (outs->empty()) {
       // An op that only updates its inputs (an optimizer step): a model needs an output, so an
@@ -198,7 +198,7 @@ class BoundCase {
     std::vector<std::vector<float>> results;
     for (size_t i = 0; i < output_sizes_.size(); ++i) {
       std::vector<float> v(output_sizes_[i]);
-      if (output_u8_[i]) {  // masks: compared as 0.0 / 1.0
+      if (output_u8_[i]) {  // masks and bools: compared as 0.0 / 1.0
         std::vector<uint8_t> bytes(v.size());
         REQUIRE(engine_->get_output("out" + std::to_string(i), bytes.data(), bytes.size()).is_ok());
         for (size_t k = 0; k < v.size(); ++k) v[k] = bytes[k];

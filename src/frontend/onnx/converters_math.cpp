@@ -112,6 +112,8 @@ Status convert_gelu(NodeView& node) {  // opset 20, or models that carry it as a
   return node.emit_final("Gelu", {x}, Attrs{{"approximate", approx}});
 }
 
+Status convert_identity(NodeView& node);
+
 // Clip with a bound computed at run time (or fed as a graph input): Maximum with the lower
 // bound, then Minimum with the upper one; a constant bound stays an attribute of a Clip.
 Status convert_clip_runtime_bounds(NodeView& node, std::optional<double> lo, std::optional<double> hi) {
@@ -136,6 +138,11 @@ Status convert_clip_runtime_bounds(NodeView& node, std::optional<double> lo, std
 
 // Clip: bounds are inputs since opset 11 (attributes before). [0, 6] is Relu6, [0, inf) Relu.
 Status convert_clip(NodeView& node) {
+  // Integers (opset 12+) have no Clip kernel: no bound is a copy, a bound a Maximum / Minimum.
+  if (!is_float(node.value(0).dtype)) {
+    if (node.has_input(1) || node.has_input(2)) return convert_clip_runtime_bounds(node, std::nullopt, std::nullopt);
+    return convert_identity(node);
+  }
   std::optional<double> lo, hi;
   bool runtime_bound = false;
   for (int i = 1; i <= 2; ++i) {
@@ -329,10 +336,6 @@ Status convert_mod(NodeView& node) {
   return node.emit_final(fmod ? "Fmod" : "Mod", {a, b});
 }
 
-Status convert_erf(NodeView& node) {
-  return node.unsupported("pock has no Erf op; it is imported only as part of GELU, x * 0.5 * (1 + erf(x / sqrt(2)))");
-}
-
 }  // namespace
 
 void register_math_converters(std::unordered_map<std::string, Converter>& t) {
@@ -362,7 +365,6 @@ void register_math_converters(std::unordered_map<std::string, Converter>& t) {
   t["Dropout"] = convert_dropout;
   t["MatMul"] = convert_matmul;
   t["Gemm"] = convert_gemm;
-  t["Erf"] = convert_erf;
   t["Mod"] = convert_mod;
 }
 

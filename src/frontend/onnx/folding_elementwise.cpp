@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "frontend/onnx/folding_util.hpp"
+#include "kernels/params/math_unary.hpp"
 
 namespace pock::onnx_import::fold {
 namespace {
@@ -108,16 +109,27 @@ POCK_UNARY_FOLDER(abs, std::fabs(v), [](int64_t v) -> int64_t { return v < 0 ? -
 POCK_UNARY_FOLDER(sqrt, std::sqrt(v), nullptr)
 POCK_UNARY_FOLDER(exp, std::exp(v), nullptr)
 POCK_UNARY_FOLDER(log, std::log(v), nullptr)
-POCK_UNARY_FOLDER(cos, std::cos(static_cast<float>(v)), nullptr)
-POCK_UNARY_FOLDER(sin, std::sin(static_cast<float>(v)), nullptr)
 POCK_UNARY_FOLDER(reciprocal, 1.0 / v, nullptr)
-POCK_UNARY_FOLDER(floor, std::floor(v), nullptr)
-POCK_UNARY_FOLDER(ceil, std::ceil(v), nullptr)
-POCK_UNARY_FOLDER(erf, std::erf(v), nullptr)
 POCK_UNARY_FOLDER(tanh, std::tanh(v), nullptr)
 POCK_UNARY_FOLDER(sigmoid, 1.0 / (1.0 + std::exp(-v)), nullptr)
 POCK_UNARY_FOLDER(not, v == 0 ? 1 : 0, [](int64_t v) -> int64_t { return v == 0; })
 #undef POCK_UNARY_FOLDER
+
+// The math_unary functions (Acos .. Sign) fold with the run-time kernels' own definition, in f32
+// for f32 tensors as the kernels compute, so that folding a node does not change its value; other
+// float dtypes in double, rounded. Integer inputs are left to the converter.
+template <typename F>
+Status fold_math(NodeView&, const Inputs& in, Outputs* out, bool* folded) {
+  const HostTensor& x = *in[0];
+  if (!x.is_float()) return Status::ok();
+  HostTensor y = HostTensor::zeros(x.dtype, x.shape);
+  for (int64_t k = 0; k < x.size(); ++k) {
+    y.f[k] = x.dtype == DType::kF32 ? F()(static_cast<float>(x.f[k])) : round_to(x.dtype, F()(x.f[k]));
+  }
+  out->push_back(std::move(y));
+  *folded = true;
+  return Status::ok();
+}
 
 enum class Kind { kArith, kCompare, kLogic };
 
@@ -450,13 +462,11 @@ void register_elementwise_folders(std::unordered_map<std::string, Folder>& t) {
   t["Sqrt"] = fold_sqrt;
   t["Exp"] = fold_exp;
   t["Log"] = fold_log;
-  t["Cos"] = fold_cos;
-  t["Sin"] = fold_sin;
   t["Reciprocal"] = fold_reciprocal;
-  t["Floor"] = fold_floor;
-  t["Ceil"] = fold_ceil;
-  t["Erf"] = fold_erf;
   t["Tanh"] = fold_tanh;
+#define POCK_MATH_UNARY_FOLDER(Op) t[#Op] = fold_math<math_unary::Op>;
+  POCK_MATH_UNARY_FUNCTIONS(POCK_MATH_UNARY_FOLDER)
+#undef POCK_MATH_UNARY_FOLDER
   t["Sigmoid"] = fold_sigmoid;
   t["Not"] = fold_not;
   t["Add"] = fold_add;
