@@ -61,31 +61,22 @@ POCK_SIMD_CLONES void binary_sv(BinaryOp op, float a, const float* b, float* y, 
 // Any broadcast: each output row pairs a contiguous, constant or strided run of each operand.
 template <BinaryOp kOp>
 void binary_walk(const KernelCall& c, pthreadpool_t pool) {
-  const pock_tensor_desc& out = c.out(0);
-  int64_t strides[2][kWalkMaxRank];
-  broadcast_strides(c.in(0), out, strides[0]);
-  broadcast_strides(c.in(1), out, strides[1]);
-  StridedWalk w;
-  make_strided_walk(out.rank, out.dims, 2, strides, nullptr, &w);
+  const StridedWalk w = binary_broadcast_walk(c);
   const float* a = c.in_data<float>(0);
   const float* b = c.in_data<float>(1);
   float* y = c.out_data<float>(0);
   const int64_t inner = w.inner(), sa = w.inner_stride(0), sb = w.inner_stride(1);
-  const size_t rows = static_cast<size_t>(w.rows());
-  const size_t tile = balanced_tile(pool, rows, (kMinParallelElements / 4 + inner - 1) / std::max<int64_t>(inner, 1));
-  parallel_for(pool, rows, tile, [&](size_t begin, size_t end) {
-    for_each_row(w, static_cast<int64_t>(begin), static_cast<int64_t>(end), [&](int64_t o, const int64_t* in) {
-      const float *ra = a + in[0], *rb = b + in[1];
-      if (sa == 1 && sb == 1) {
-        binary_vv(kOp, ra, rb, y + o, inner);
-      } else if (sa == 1 && sb == 0) {
-        binary_vs(kOp, ra, *rb, y + o, inner);
-      } else if (sa == 0 && sb == 1) {
-        binary_sv(kOp, *ra, rb, y + o, inner);
-      } else {
-        for (int64_t i = 0; i < inner; ++i) binary_vs(kOp, ra + i * sa, rb[i * sb], y + o + i, 1);
-      }
-    });
+  for_each_row_parallel(w, pool, kMinParallelElements / 4, [&](int64_t o, const int64_t* in) {
+    const float *ra = a + in[0], *rb = b + in[1];
+    if (sa == 1 && sb == 1) {
+      binary_vv(kOp, ra, rb, y + o, inner);
+    } else if (sa == 1 && sb == 0) {
+      binary_vs(kOp, ra, *rb, y + o, inner);
+    } else if (sa == 0 && sb == 1) {
+      binary_sv(kOp, *ra, rb, y + o, inner);
+    } else {
+      for (int64_t i = 0; i < inner; ++i) binary_vs(kOp, ra + i * sa, rb[i * sb], y + o + i, 1);
+    }
   });
 }
 

@@ -53,4 +53,14 @@ void broadcast_strides(const pock_tensor_desc& in, const pock_tensor_desc& out, 
   }
 }
 
+StridedWalk binary_broadcast_walk(const KernelCall& c) {
+  const pock_tensor_desc& out = c.out(0);
+  int64_t strides[2][kWalkMaxRank];
+  broadcast_strides(c.in(0), out, strides[0]);
+  broadcast_strides(c.in(1), out, strides[1]);
+  StridedWalk w;
+  make_strided_walk(out.rank, out.dims, 2, strides, nullptr, &w);
+  return w;
+}
+
 }  // namespace pock::cpu

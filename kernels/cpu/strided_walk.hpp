@@ -7,8 +7,10 @@
 // vector loops (or memcpy) handle; what used to need the per-element index arithmetic of the ref
 // kernels becomes a few calls per row.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
+#include "kernels/cpu/thread_pool.hpp"
 #include "runtime/kernel.hpp"
 
 namespace pock::cpu {
@@ -64,6 +66,21 @@ void for_each_row(const StridedWalk& w, int64_t begin, int64_t end, F&& f) {
       index[d] = 0;
     }
   }
+}
+
+// The walk of a binary op's output with its inputs 0 and 1 as operands 0 and 1, broadcast to it.
+StridedWalk binary_broadcast_walk(const KernelCall& c);
+
+// for_each_row over every row of the walk, split over `pool` in tiles of at least
+// `min_tile_elements` outputs (whole rows), so that small rows are not dispatched one by one.
+template <typename F>
+void for_each_row_parallel(const StridedWalk& w, pthreadpool_t pool, size_t min_tile_elements, F&& f) {
+  const int64_t inner = std::max<int64_t>(w.inner(), 1);
+  const size_t rows = static_cast<size_t>(w.rows());
+  const size_t tile = balanced_tile(pool, rows, (min_tile_elements + static_cast<size_t>(inner) - 1) / static_cast<size_t>(inner));
+  parallel_for(pool, rows, tile, [&](size_t begin, size_t end) {
+    for_each_row(w, static_cast<int64_t>(begin), static_cast<int64_t>(end), f);
+  });
 }
 
 }  // namespace pock::cpu

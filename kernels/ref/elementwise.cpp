@@ -15,19 +15,8 @@
 namespace pock {
 namespace {
 
-// How a dtype's elements are read into the type its arithmetic runs in and written back: f32 and
-// the integers as themselves, f16 in float (rounded back to nearest even).
-template <typename T>
-struct Plain {
-  using Stored = T;
-  static T load(T v) { return v; }
-  static T store(T v) { return v; }
-};
-struct Half {
-  using Stored = uint16_t;
-  static float load(uint16_t h) { return half_to_float(h); }
-  static uint16_t store(float f) { return float_to_half(f); }
-};
+using ref::Half;
+using ref::Plain;
 
 template <typename Op, typename E = Plain<float>>
 Status binary(const KernelCall& c) {
@@ -251,6 +240,7 @@ Status where_any(const KernelCall& c) {
     case POCK_I32: return where<int32_t>(c);
     case POCK_I64: return where<int64_t>(c);
     case POCK_BOOL: case POCK_I8: case POCK_U8: return where<uint8_t>(c);
+    case POCK_F16: case POCK_BF16: return where<uint16_t>(c);
     default: return c.error("Where has no kernel for this branch dtype");
   }
 }

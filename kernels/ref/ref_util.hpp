@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 
+#include "ir/float16.hpp"
 #include "kernels/bf16_round.h"
 #include "runtime/kernel.hpp"
 
@@ -10,6 +11,25 @@ namespace pock::ref {
 // A GEMM operand as compute "bf16" reads it (rounded to bf16, kernels/bf16_round.h) or as it is;
 // in double, since the ref GEMMs sum in double (a product of two bf16 values is exact in f32).
 inline double gemm_operand(float v, bool bf16) { return bf16 ? pock_round_bf16(v) : v; }
+
+// How a dtype's elements are read into the type its arithmetic runs in and written back: f32 and
+// the integers as themselves, f16 and bf16 in float (exactly; rounded back to nearest even).
+template <typename T>
+struct Plain {
+  using Stored = T;
+  static T load(T v) { return v; }
+  static T store(T v) { return v; }
+};
+struct Half {
+  using Stored = uint16_t;
+  static float load(uint16_t h) { return half_to_float(h); }
+  static uint16_t store(float f) { return float_to_half(f); }
+};
+struct BFloat16 {
+  using Stored = uint16_t;
+  static float load(uint16_t h) { return bf16_to_float(h); }
+  static uint16_t store(float f) { return float_to_bf16(f); }
+};
 
 // Element strides of `t` aligned to an output of rank `rank` (0 where `t` broadcasts).
 inline void broadcast_strides(const pock_tensor_desc& t, int rank, const int64_t* out_dims, int64_t* strides) {

@@ -10,6 +10,7 @@
 
 #include "frontend/onnx/folding_util.hpp"
 #include "kernels/params/math_unary.hpp"
+#include "kernels/logic_ops.hpp"
 
 namespace pock::onnx_import::fold {
 namespace {
@@ -112,7 +113,7 @@ POCK_UNARY_FOLDER(log, std::log(v), nullptr)
 POCK_UNARY_FOLDER(reciprocal, 1.0 / v, nullptr)
 POCK_UNARY_FOLDER(tanh, std::tanh(v), nullptr)
 POCK_UNARY_FOLDER(sigmoid, 1.0 / (1.0 + std::exp(-v)), nullptr)
-POCK_UNARY_FOLDER(not, v == 0 ? 1 : 0, [](int64_t v) -> int64_t { return v == 0; })
+POCK_UNARY_FOLDER(not, logic::Not()(v) ? 1 : 0, [](int64_t v) -> int64_t { return logic::Not()(v); })
 #undef POCK_UNARY_FOLDER
 
 // The math_unary functions (Acos .. Sign) fold with the run-time kernels' own definition, in f32
@@ -200,14 +201,14 @@ POCK_BINARY_FOLDER(sub, Kind::kArith, x - y)
 POCK_BINARY_FOLDER(mul, Kind::kArith, x * y)
 POCK_BINARY_FOLDER(max2, Kind::kArith, x > y ? x : y)
 POCK_BINARY_FOLDER(min2, Kind::kArith, x < y ? x : y)
-POCK_BINARY_FOLDER(equal, Kind::kCompare, static_cast<decltype(x)>(x == y))
-POCK_BINARY_FOLDER(less, Kind::kCompare, static_cast<decltype(x)>(x < y))
-POCK_BINARY_FOLDER(less_equal, Kind::kCompare, static_cast<decltype(x)>(x <= y))
-POCK_BINARY_FOLDER(greater, Kind::kCompare, static_cast<decltype(x)>(x > y))
-POCK_BINARY_FOLDER(greater_equal, Kind::kCompare, static_cast<decltype(x)>(x >= y))
-POCK_BINARY_FOLDER(and, Kind::kLogic, static_cast<decltype(x)>(x != 0 && y != 0))
-POCK_BINARY_FOLDER(or, Kind::kLogic, static_cast<decltype(x)>(x != 0 || y != 0))
-POCK_BINARY_FOLDER(xor, Kind::kLogic, static_cast<decltype(x)>((x != 0) != (y != 0)))
+POCK_BINARY_FOLDER(equal, Kind::kCompare, static_cast<decltype(x)>(logic::Equal()(x, y)))
+POCK_BINARY_FOLDER(less, Kind::kCompare, static_cast<decltype(x)>(logic::Less()(x, y)))
+POCK_BINARY_FOLDER(less_equal, Kind::kCompare, static_cast<decltype(x)>(logic::LessOrEqual()(x, y)))
+POCK_BINARY_FOLDER(greater, Kind::kCompare, static_cast<decltype(x)>(logic::Greater()(x, y)))
+POCK_BINARY_FOLDER(greater_equal, Kind::kCompare, static_cast<decltype(x)>(logic::GreaterOrEqual()(x, y)))
+POCK_BINARY_FOLDER(and, Kind::kLogic, static_cast<decltype(x)>(logic::And()(x, y)))
+POCK_BINARY_FOLDER(or, Kind::kLogic, static_cast<decltype(x)>(logic::Or()(x, y)))
+POCK_BINARY_FOLDER(xor, Kind::kLogic, static_cast<decltype(x)>(logic::Xor()(x, y)))
 #undef POCK_BINARY_FOLDER
 
 // ONNX Max/Min are variadic; fold pairwise.

@@ -31,6 +31,7 @@ const Converter* find_converter(const std::string& op) {
     register_tfidf_converters(t);
     register_control_flow_converters(t);
     register_math_unary_converters(t);
+    register_logic_converters(t);
     return t;
   }();
   auto it = table.find(op);

@@ -171,6 +171,7 @@ void register_eye_like_converters(std::unordered_map<std::string, Converter>& ta
 void register_tfidf_converters(std::unordered_map<std::string, Converter>& table);
 void register_control_flow_converters(std::unordered_map<std::string, Converter>& table);
 void register_math_unary_converters(std::unordered_map<std::string, Converter>& table);
+void register_logic_converters(std::unordered_map<std::string, Converter>& table);
 void register_folders(std::unordered_map<std::string, Folder>& table);
 void register_patterns(std::unordered_map<std::string, Pattern>& table);
 
