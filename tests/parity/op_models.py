@@ -1,6 +1,6 @@
 """Small models, one per group of ONNX ops that issue 17 added (activations, instance
 normalization, reflect/edge padding, tiling, 1-D pooling, transposed convolution, Resize,
-DepthToSpace / SpaceToDepth, GatherElements), for tests/parity/run_op_parity.py. Each puts its
+DepthToSpace / SpaceToDepth, GatherElements, CumSum, Einsum), for tests/parity/run_op_parity.py. Each puts its
 ops between convolutions, so that their gradients flow into trained weights on both sides."""
 import torch
 import torch.nn as nn
@@ -68,6 +68,26 @@ class Shuffled(nn.Module):
         return torch.gather(x, 3, self.columns.expand(x.shape[0], 6, 8, 8))
 
 
+class Cumulative(nn.Module):
+    """torch.cumsum along the width and along the channels (ONNX CumSum with a constant axis)."""
+
+    def forward(self, x):
+        return torch.cumsum(x, dim=3) / 8 + torch.cumsum(x, dim=1) / 6
+
+
+class Einsummed(nn.Module):
+    """torch.einsum as attention-like code writes it: a channel mix by a trained [C, C] weight, then
+    a product of the activation with itself over the width (ONNX Einsum on run-time operands)."""
+
+    def __init__(self):
+        super().__init__()
+        self.mix = nn.Parameter(torch.randn(6, 6) * 0.4)
+
+    def forward(self, x):
+        y = torch.einsum("bchw,cd->bdhw", x, self.mix)
+        return torch.einsum("bchw,bcvw->bchv", y, y) * 0.125
+
+
 def probe_family(name, body, seed):
     torch.manual_seed(seed)
     model = Probe(body)
@@ -131,4 +151,6 @@ def families():
                      2700),
         probe_family("resize", nn.Sequential(nn.Conv2d(6, 6, 1), Resampled(), nn.Tanh()), 2800),
         probe_family("depth_space_gather", nn.Sequential(nn.Conv2d(6, 6, 1), Shuffled(), nn.Tanh()), 2900),
+        probe_family("cumsum", nn.Sequential(nn.Conv2d(6, 6, 1), Cumulative(), nn.Tanh()), 3000),
+        probe_family("einsum", nn.Sequential(nn.Conv2d(6, 6, 1), Einsummed(), nn.Tanh()), 3100),
     ]

@@ -28,6 +28,8 @@ const Converter* find_converter(const std::string& op) {
     register_gather_scatter_converters(t);
     register_resize_converters(t);
     register_eye_like_converters(t);
+    register_cumsum_converters(t);
+    register_einsum_converters(t);
     return t;
   }();
   auto it = table.find(op);

@@ -148,6 +148,8 @@ void register_depth_space_converters(std::unordered_map<std::string, Converter>&
 void register_gather_scatter_converters(std::unordered_map<std::string, Converter>& table);
 void register_resize_converters(std::unordered_map<std::string, Converter>& table);
 void register_eye_like_converters(std::unordered_map<std::string, Converter>& table);
+void register_cumsum_converters(std::unordered_map<std::string, Converter>& table);
+void register_einsum_converters(std::unordered_map<std::string, Converter>& table);
 void register_folders(std::unordered_map<std::string, Folder>& table);
 void register_patterns(std::unordered_map<std::string, Pattern>& table);
 
