@@ -29,6 +29,14 @@ std::vector<T> run_cumsum(DType dtype, Shape shape, const std::vector<T>& x, con
   return out.value()[0].template values<T>();
 }
 
+OpCase cumsum_case(const Shape& shape, const Attrs& attrs, uint32_t seed) {
+  OpCase c;
+  c.op = "CumSum";
+  c.inputs = {input(shape, seed)};
+  c.attrs = attrs;
+  return c;
+}
+
 // ONNX's examples: [1, 2, 3, 4, 5] in the four modes.
 template <typename T>
 void check_modes(DType dtype) {
@@ -97,13 +105,9 @@ TEST_CASE("cpu CumSum matches ref on random shapes, axes and modes", "[ops][cpu]
     const Shape shape = random_shape(gen, rank, 1, 7);
     for (int64_t axis = 0; axis < rank; ++axis) {
       for (int64_t mode = 0; mode < 4; ++mode) {
-        OpCase c{"CumSum", {input(shape, ++seed)}};
-        c.attrs = cumsum_attrs(axis, mode & 1, mode >> 1);
-        check_against_ref("cpu", c);
+        check_against_ref("cpu", cumsum_case(shape, cumsum_attrs(axis, mode & 1, mode >> 1), ++seed));
       }
     }
   }
-  OpCase long_axis{"CumSum", {input({3, 300, 17}, ++seed)}};
-  long_axis.attrs = cumsum_attrs(1, 0, 1);
-  check_against_ref("cpu", long_axis);
+  check_against_ref("cpu", cumsum_case({3, 300, 17}, cumsum_attrs(1, 0, 1), ++seed));
 }
