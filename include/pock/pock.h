@@ -39,7 +39,9 @@ typedef enum pock_status {
 
 typedef enum pock_dtype {
   POCK_F32 = 0, POCK_F16 = 1, POCK_BF16 = 2, POCK_I32 = 3, POCK_I64 = 4,
-  POCK_I8 = 5, POCK_U8 = 6, POCK_BOOL = 7
+  POCK_I8 = 5, POCK_U8 = 6, POCK_BOOL = 7,
+  /* Appended values (new codes only ever follow the last one): storage and inference dtypes. */
+  POCK_F64 = 8, POCK_I16 = 9, POCK_U16 = 10, POCK_U32 = 11, POCK_U64 = 12
 } pock_dtype;
 
 typedef struct pock_engine pock_engine; /* opaque */

@@ -13,12 +13,16 @@
 
 namespace pock {
 
-enum class DType : uint8_t { kF32 = 0, kF16, kBF16, kI32, kI64, kI8, kU8, kBool };
-constexpr int kNumDTypes = 8;
+// Append only: the numeric codes are stored in blobs and cross the C API (pock_dtype).
+// f64 and the wider unsigned / 16-bit integers are storage and inference dtypes: nothing trains in them.
+enum class DType : uint8_t { kF32 = 0, kF16, kBF16, kI32, kI64, kI8, kU8, kBool, kF64, kI16, kU16, kU32, kU64 };
+constexpr int kNumDTypes = 13;
 size_t dtype_size(DType dt);
 const char* dtype_name(DType dt);
 Result<DType> dtype_from_name(std::string_view name);
 bool is_float(DType dt);
+// The float dtypes gradients flow in (f32, f16, bf16): f64 is carried and computed, never trained.
+bool is_trainable_float(DType dt);
 
 constexpr int kMaxRank = 8;
 using Shape = std::vector<int64_t>;

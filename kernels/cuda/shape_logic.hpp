@@ -246,6 +246,11 @@ inline uint64_t fill_bits(double value, int32_t dtype) {
     case POCK_I8: put(static_cast<int8_t>(value)); break;
     case POCK_U8: put(static_cast<uint8_t>(value)); break;
     case POCK_BOOL: put(static_cast<uint8_t>(value != 0.0 ? 1 : 0)); break;
+    case POCK_F64: put(value); break;
+    case POCK_I16: put(static_cast<int16_t>(value)); break;
+    case POCK_U16: put(static_cast<uint16_t>(value)); break;
+    case POCK_U32: put(static_cast<uint32_t>(value)); break;
+    case POCK_U64: put(static_cast<uint64_t>(value)); break;
     default: break;
   }
   return bits;

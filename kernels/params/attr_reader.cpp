@@ -1,6 +1,7 @@
 #include "kernels/params/attr_reader.hpp"
 
 #include <cmath>
+#include <string>
 
 namespace pock::params {
 
@@ -49,6 +50,16 @@ std::string_view AttrReader::text(std::string_view name, std::string_view fallba
   if (a->kind == POCK_ATTR_STRING && a->s) return a->s;
   wrong_kind(*a, "a string");
   return fallback;
+}
+
+int32_t AttrReader::axis(std::string_view name, int32_t rank, int64_t fallback) {
+  const int64_t axis = integer(name, fallback);
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank) {
+    invalid(name, "is " + std::to_string(axis) + ", out of range for rank " + std::to_string(rank));
+    return 0;
+  }
+  return static_cast<int32_t>(a);
 }
 
 }  // namespace pock::params

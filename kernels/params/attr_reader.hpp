@@ -17,6 +17,8 @@ class AttrReader {
   int64_t integer(std::string_view name, int64_t fallback);
   double real(std::string_view name, double fallback);  // an integer value is taken as a real
   std::string_view text(std::string_view name, std::string_view fallback);
+  // An axis of a tensor of rank `rank`, negative ones counted from the end; out of range is an error.
+  int32_t axis(std::string_view name, int32_t rank, int64_t fallback);
   // An error naming the op and the attribute, also kept for status().
   void invalid(std::string_view name, const std::string& why);
   Status status() const { return status_; }

@@ -34,11 +34,7 @@ Status parse(const pock_op_desc& op, ReduceParams* out) {
 
 Status parse(const pock_op_desc& op, ArgExtremumParams* out) {
   AttrReader r(op);
-  const int32_t rank = op.num_inputs > 0 ? op.inputs[0].rank : 0;
-  const int64_t axis = r.integer("axis", 0);
-  const int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= rank) r.invalid("axis", "is " + std::to_string(axis) + ", out of range for rank " + std::to_string(rank));
-  out->axis = static_cast<int32_t>(a);
+  out->axis = r.axis("axis", op.num_inputs > 0 ? op.inputs[0].rank : 0, 0);
   out->select_last_index = r.integer("select_last_index", 0) != 0;
   return r.status();
 }

@@ -1,6 +1,6 @@
 // Reference kernels for the elementwise family (f32; Cast, Identity and Where for their dtypes;
-// Maximum, Minimum, Pow, Mod and Fmod also on i8, u8, i32, i64 and f16; Add, Sub, Mul and Div
-// also on i8, u8, i32 and i64).
+// Maximum, Minimum, Pow, Mod and Fmod also on i8, u8, i32, i64 and f16; Add, Sub, Mul, Div and
+// those five on f64, i16, u16, u32 and u64, Neg and Abs on f64).
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -41,6 +41,11 @@ Status integer_division(const KernelCall& c) {
   return binary<Op, E>(c);
 }
 
+// Integer arithmetic that wraps runs in an unsigned type at least as wide as int, so that neither
+// signed overflow nor the promotion of u16 to (signed) int is undefined.
+template <typename T>
+using Wrapping = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+
 // base^exp in integers, wrapping as unsigned arithmetic does; a negative exponent truncates 1/base^|exp|
 // toward zero, as onnxruntime's std::pow cast back to the integer does.
 template <typename T>
@@ -48,7 +53,7 @@ T integer_pow(T base, T exp) {
   if constexpr (std::is_signed_v<T>) {
     if (exp < 0) return base == 1 ? T{1} : base == -1 ? (exp % 2 ? T{-1} : T{1}) : T{0};
   }
-  using U = std::make_unsigned_t<T>;
+  using U = Wrapping<T>;
   U result = 1, factor = static_cast<U>(base);
   for (T e = exp; e > 0; e /= 2) {
     if (e % 2) result *= factor;
@@ -245,42 +250,127 @@ Status where_any(const KernelCall& c) {
   }
 }
 
-// Cast through double: exact for every pair of the integer, f32, f16 and bf16 dtypes we carry.
+// Cast between two integer dtypes goes through 64-bit integers (exact, wrapping as C++ and numpy
+// do); any cast that involves a float dtype goes through double, exact for every value of the
+// narrower side.
+template <typename T>
+T element(const void* p, int64_t i) {
+  return static_cast<const T*>(p)[i];
+}
+
+bool is_integer(pock_dtype dt) { return dt != POCK_F32 && dt != POCK_F16 && dt != POCK_BF16 && dt != POCK_F64; }
+
+// Every integer dtype's value as int64 (u64 above INT64_MAX keeps its bits).
+int64_t load_integer(const void* p, int64_t i, pock_dtype dt) {
+  switch (dt) {
+    case POCK_I32: return element<int32_t>(p, i);
+    case POCK_I64: return element<int64_t>(p, i);
+    case POCK_I8: return element<int8_t>(p, i);
+    case POCK_U8: return element<uint8_t>(p, i);
+    case POCK_BOOL: return element<bool>(p, i) ? 1 : 0;
+    case POCK_I16: return element<int16_t>(p, i);
+    case POCK_U16: return element<uint16_t>(p, i);
+    case POCK_U32: return element<uint32_t>(p, i);
+    case POCK_U64: return static_cast<int64_t>(element<uint64_t>(p, i));
+    default: return 0;
+  }
+}
+
 double load(const void* p, int64_t i, pock_dtype dt) {
   switch (dt) {
-    case POCK_F32: return static_cast<const float*>(p)[i];
-    case POCK_I32: return static_cast<const int32_t*>(p)[i];
-    case POCK_I64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
-    case POCK_I8: return static_cast<const int8_t*>(p)[i];
-    case POCK_U8: return static_cast<const uint8_t*>(p)[i];
-    case POCK_BOOL: return static_cast<const bool*>(p)[i] ? 1.0 : 0.0;
-    case POCK_F16: return half_to_float(static_cast<const uint16_t*>(p)[i]);
-    case POCK_BF16: return bf16_to_float(static_cast<const uint16_t*>(p)[i]);
-    default: return 0.0;
+    case POCK_F32: return element<float>(p, i);
+    case POCK_F64: return element<double>(p, i);
+    case POCK_F16: return half_to_float(element<uint16_t>(p, i));
+    case POCK_BF16: return bf16_to_float(element<uint16_t>(p, i));
+    case POCK_U64: return static_cast<double>(element<uint64_t>(p, i));
+    default: return static_cast<double>(load_integer(p, i, dt));
   }
+}
+
+template <typename T>
+void put(void* p, int64_t i, T v) {
+  static_cast<T*>(p)[i] = v;
+}
+
+void store_integer(void* p, int64_t i, pock_dtype dt, int64_t v) {
+  switch (dt) {
+    case POCK_I32: put(p, i, static_cast<int32_t>(v)); break;
+    case POCK_I64: put(p, i, v); break;
+    case POCK_I8: put(p, i, static_cast<int8_t>(v)); break;
+    case POCK_U8: put(p, i, static_cast<uint8_t>(v)); break;
+    case POCK_BOOL: put(p, i, v != 0); break;
+    case POCK_I16: put(p, i, static_cast<int16_t>(v)); break;
+    case POCK_U16: put(p, i, static_cast<uint16_t>(v)); break;
+    case POCK_U32: put(p, i, static_cast<uint32_t>(v)); break;
+    case POCK_U64: put(p, i, static_cast<uint64_t>(v)); break;
+    default: break;
+  }
+}
+
+// A float to an integer dtype: truncated toward zero to int64, then wrapped to the dtype, which is
+// what numpy's astype does on x86 for every value int64 holds (NaN gives 0 and values beyond
+// int64 saturate, where C++ leaves the result undefined). u64 keeps its upper half.
+template <typename T>
+T float_to_integer(double v) {
+  constexpr double kTwo63 = 9223372036854775808.0;
+  if (v != v) return T{0};
+  if constexpr (std::is_same_v<T, uint64_t>) {
+    if (v >= kTwo63) return v >= 2 * kTwo63 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(v);
+  }
+  if (v >= kTwo63) return static_cast<T>(std::numeric_limits<int64_t>::max());
+  if (v < -kTwo63) return static_cast<T>(std::numeric_limits<int64_t>::min());
+  return static_cast<T>(static_cast<int64_t>(v));
 }
 
 void store(void* p, int64_t i, pock_dtype dt, double v) {
   switch (dt) {
-    case POCK_F32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
-    case POCK_I32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
-    case POCK_I64: static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v); break;
-    case POCK_I8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(v); break;
-    case POCK_U8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v); break;
-    case POCK_BOOL: static_cast<bool*>(p)[i] = v != 0.0; break;
+    case POCK_F32: put(p, i, static_cast<float>(v)); break;
+    case POCK_F64: put(p, i, v); break;
     // Through f32, as PyTorch converts to its half types: exact for f32 inputs and for integers
     // within f16's range.
-    case POCK_F16: static_cast<uint16_t*>(p)[i] = float_to_half(static_cast<float>(v)); break;
-    case POCK_BF16: static_cast<uint16_t*>(p)[i] = float_to_bf16(static_cast<float>(v)); break;
+    case POCK_F16: put(p, i, float_to_half(static_cast<float>(v))); break;
+    case POCK_BF16: put(p, i, float_to_bf16(static_cast<float>(v))); break;
+    case POCK_BOOL: put(p, i, v != 0.0); break;
+    case POCK_I32: put(p, i, float_to_integer<int32_t>(v)); break;
+    case POCK_I64: put(p, i, float_to_integer<int64_t>(v)); break;
+    case POCK_I8: put(p, i, float_to_integer<int8_t>(v)); break;
+    case POCK_U8: put(p, i, float_to_integer<uint8_t>(v)); break;
+    case POCK_I16: put(p, i, float_to_integer<int16_t>(v)); break;
+    case POCK_U16: put(p, i, float_to_integer<uint16_t>(v)); break;
+    case POCK_U32: put(p, i, float_to_integer<uint32_t>(v)); break;
+    case POCK_U64: put(p, i, float_to_integer<uint64_t>(v)); break;
     default: break;
   }
 }
 
 Status cast(const KernelCall& c) {
-  // I64 -> I64 etc. copies exactly; through double only where values fit (indices, labels, masks).
-  if (c.in(0).dtype == c.out(0).dtype) return identity(c);
-  for (int64_t i = 0, n = numel(c.out(0)); i < n; ++i) store(c.out(0).data, i, c.out(0).dtype, load(c.in(0).data, i, c.in(0).dtype));
+  const pock_dtype from = c.in(0).dtype, to = c.out(0).dtype;
+  if (from == to) return identity(c);
+  const bool integers = is_integer(from) && is_integer(to);
+  for (int64_t i = 0, n = numel(c.out(0)); i < n; ++i) {
+    if (integers) store_integer(c.out(0).data, i, to, load_integer(c.in(0).data, i, from));
+    else store(c.out(0).data, i, to, load(c.in(0).data, i, from));
+  }
   return Status::ok();
+}
+
+template <typename T, typename Op>
+Status unary_typed(const KernelCall& c) {
+  const T* x = c.in_data<T>(0);
+  T* y = c.out_data<T>(0);
+  for (int64_t i = 0, n = numel(c.out(0)); i < n; ++i) y[i] = Op()(x[i]);
+  return Status::ok();
+}
+struct NegOp { template <typename T> T operator()(T x) const { return -x; } };
+struct AbsOp { template <typename T> T operator()(T x) const { return std::fabs(x); } };
+
+// f64's four arithmetic ops (the integer dtypes get theirs from add_typed_binaries).
+void add_f64_arithmetic(KernelTable& t) {
+  using E = Plain<double>;
+  t.add({"Add", DType::kF64, binary<AddOp, E>});
+  t.add({"Sub", DType::kF64, binary<SubOp, E>});
+  t.add({"Mul", DType::kF64, binary<MulOp, E>});
+  t.add({"Div", DType::kF64, binary<DivOp, E>});
 }
 
 // The ops that run on integers and f16, with division by zero refused for integers.
@@ -298,6 +388,18 @@ void add_typed_binaries(KernelTable& t, DType dt) {
     t.add({"Mul", dt, binary<MulOp, E>});
     t.add({"Div", dt, integer_division<DivOp, E>});
   }
+}
+
+// f64 and the wider / 16-bit integers ONNX graphs compute in (no training: no f64 activation ops).
+void register_ref_inference_dtypes(KernelTable& t) {
+  add_f64_arithmetic(t);
+  add_typed_binaries<Plain<double>>(t, DType::kF64);
+  add_typed_binaries<Plain<int16_t>>(t, DType::kI16);
+  add_typed_binaries<Plain<uint16_t>>(t, DType::kU16);
+  add_typed_binaries<Plain<uint32_t>>(t, DType::kU32);
+  add_typed_binaries<Plain<uint64_t>>(t, DType::kU64);
+  t.add({"Neg", DType::kF64, unary_typed<double, NegOp>});
+  t.add({"Abs", DType::kF64, unary_typed<double, AbsOp>});
 }
 
 }  // namespace
@@ -351,6 +453,7 @@ void register_ref_elementwise(KernelTable& t) {
   add_typed_binaries<Plain<int64_t>>(t, DType::kI64);
   add_typed_binaries<Half>(t, DType::kF16);
   t.add({"Where", DType::kBool, where_any});
+  register_ref_inference_dtypes(t);
 }
 
 }  // namespace pock

@@ -1,5 +1,5 @@
-// Reference kernels of the linalg family: MatMul and Linear, f32 with double accumulation (compute
-// "bf16": operands rounded to bf16 first), and LinearInt8 (int8 rows times int8 weights, int32 accumulation).
+// Reference kernels of the linalg family: MatMul (f32 and f64) and Linear, f32 with double
+// accumulation (compute "bf16": operands rounded to bf16 first), and LinearInt8 (int8 rows times int8 weights, int32 accumulation).
 #include "ir/activation.hpp"
 #include "kernels/params/linalg.hpp"
 #include "kernels/int8_rows.h"
@@ -19,20 +19,26 @@ pock_tensor_desc batch_dims(const pock_tensor_desc& t) {
 
 // One [M, N] product: c = op(a) op(b), where op transposes when asked.
 // Element (i, k) of op(a) is a[i * sa_row + k * sa_col]; likewise for b.
-void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb, bool bf16) {
+// f64 operands are read as they are (compute "bf16" is an f32 mode).
+inline double gemm_operand(double v, bool) { return v; }
+inline double gemm_operand(float v, bool bf16) { return ref::gemm_operand(v, bf16); }
+
+template <typename T>
+void gemm(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb, bool bf16) {
   const int64_t sa_row = ta ? 1 : k, sa_col = ta ? m : 1;
   const int64_t sb_row = tb ? 1 : n, sb_col = tb ? k : 1;
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       double acc = 0.0;
       for (int64_t p = 0; p < k; ++p) {
-        acc += ref::gemm_operand(a[i * sa_row + p * sa_col], bf16) * ref::gemm_operand(b[p * sb_row + j * sb_col], bf16);
+        acc += gemm_operand(a[i * sa_row + p * sa_col], bf16) * gemm_operand(b[p * sb_row + j * sb_col], bf16);
       }
-      c[i * n + j] = static_cast<float>(acc);
+      c[i * n + j] = static_cast<T>(acc);
     }
   }
 }
 
+template <typename T>
 Status matmul(const KernelCall& c, const params::MatMulParams& p) {
   const pock_tensor_desc& A = c.in(0);
   const pock_tensor_desc& B = c.in(1);
@@ -42,9 +48,9 @@ Status matmul(const KernelCall& c, const params::MatMulParams& p) {
   const int64_t m = Y.dims[Y.rank - 2];
   const int64_t n = Y.dims[Y.rank - 1];
   const int64_t k = ta ? A.dims[A.rank - 2] : A.dims[A.rank - 1];
-  const float* a = c.in_data<float>(0);
-  const float* b = c.in_data<float>(1);
-  float* y = c.out_data<float>(0);
+  const T* a = c.in_data<T>(0);
+  const T* b = c.in_data<T>(1);
+  T* y = c.out_data<T>(0);
   const pock_tensor_desc a_batch = batch_dims(A), b_batch = batch_dims(B), y_batch = batch_dims(Y);
   const pock_tensor_desc* ins[2] = {&a_batch, &b_batch};
   // Offsets from for_each_broadcast count whole matrices; scale them by each matrix's size.
@@ -104,7 +110,8 @@ Status linear_int8(const KernelCall& c) {
 
 void register_ref_linalg(KernelTable& t) {
   t.add(ref::with_int8_row({"LinearInt8", DType::kF32, linear_int8}));
-  t.add(typed_kernel<params::MatMulParams, matmul>("MatMul", DType::kF32));
+  t.add(typed_kernel<params::MatMulParams, matmul<float>>("MatMul", DType::kF32));
+  t.add(typed_kernel<params::MatMulParams, matmul<double>>("MatMul", DType::kF64));
   t.add(typed_kernel<params::MatMulParams, linear>("Linear", DType::kF32));
 }
 

@@ -5,24 +5,12 @@
 #include <limits>
 #include <string>
 
+#include "kernels/axis_view.hpp"
 #include "kernels/params/norm.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
 namespace {
-
-// x viewed as [outer, len, inner] around one axis.
-struct AxisView {
-  int64_t outer = 1, len = 1, inner = 1;
-};
-
-AxisView view_around(const pock_tensor_desc& x, int axis) {
-  AxisView v;
-  for (int d = 0; d < axis; ++d) v.outer *= x.dims[d];
-  v.len = x.dims[axis];
-  for (int d = axis + 1; d < x.rank; ++d) v.inner *= x.dims[d];
-  return v;
-}
 
 // ---- BatchNorm ------------------------------------------------------------------------------
 

@@ -97,40 +97,41 @@ struct ExtremumFold {
   static double finish(double acc, double) { return acc; }
 };
 
-template <typename Fold>
+template <typename Fold, typename T = float>
 Status reduce_fold(const KernelCall& c, const params::ReduceParams& p) {
   DimWalk kept, reduced;
   POCK_RETURN_IF_ERROR(split_dims(c, p, &kept, &reduced));
-  const float* x = c.in_data<float>(0);
-  float* y = c.out_data<float>(0);
+  const T* x = c.in_data<T>(0);
+  T* y = c.out_data<T>(0);
   const double count = static_cast<double>(reduced.count());
   int64_t o = 0;
   kept.for_each(0, [&](int64_t base) {
     double acc = Fold::start();
     reduced.for_each(base, [&](int64_t i) { acc = Fold::step(acc, x[i]); });
-    y[o++] = static_cast<float>(Fold::finish(acc, count));
+    y[o++] = static_cast<T>(Fold::finish(acc, count));
   });
   return Status::ok();
 }
 
 // log(sum(exp(x))) = m + log(sum(exp(x - m))) with m the group's maximum, so that no exp
 // overflows; a group of -inf (or an empty one) is -inf, one holding +inf is +inf.
+template <typename T = float>
 Status reduce_log_sum_exp(const KernelCall& c, const params::ReduceParams& p) {
   DimWalk kept, reduced;
   POCK_RETURN_IF_ERROR(split_dims(c, p, &kept, &reduced));
-  const float* x = c.in_data<float>(0);
-  float* y = c.out_data<float>(0);
+  const T* x = c.in_data<T>(0);
+  T* y = c.out_data<T>(0);
   int64_t o = 0;
   kept.for_each(0, [&](int64_t base) {
     double m = ExtremumFold<true>::start();
     reduced.for_each(base, [&](int64_t i) { m = ExtremumFold<true>::step(m, x[i]); });
     if (std::isinf(m) || m != m) {
-      y[o++] = static_cast<float>(m);
+      y[o++] = static_cast<T>(m);
       return;
     }
     double sum = 0.0;
     reduced.for_each(base, [&](int64_t i) { sum += std::exp(static_cast<double>(x[i]) - m); });
-    y[o++] = static_cast<float>(m + std::log(sum));
+    y[o++] = static_cast<T>(m + std::log(sum));
   });
   return Status::ok();
 }
@@ -149,19 +150,26 @@ Status arg_extremum(const KernelCall& c, const params::ArgExtremumParams& p) {
   return Status::ok();
 }
 
+// The reductions of one element type (f32 and f64; the folds run in double for both).
+template <typename T>
+void add_reductions(KernelTable& t, DType dt) {
+  t.add(typed_kernel<params::ReduceParams, reduce_fold<SumFold, T>>("ReduceSum", dt));
+  t.add(typed_kernel<params::ReduceParams, reduce_fold<MeanFold, T>>("ReduceMean", dt));
+  t.add(typed_kernel<params::ReduceParams, reduce_fold<ExtremumFold<true>, T>>("ReduceMax", dt));
+  t.add(typed_kernel<params::ReduceParams, reduce_fold<ExtremumFold<false>, T>>("ReduceMin", dt));
+  t.add(typed_kernel<params::ReduceParams, reduce_fold<ProdFold, T>>("ReduceProd", dt));
+  t.add(typed_kernel<params::ReduceParams, reduce_fold<SumSquareFold, T>>("ReduceSumSquare", dt));
+  t.add(typed_kernel<params::ReduceParams, reduce_fold<L1Fold, T>>("ReduceL1", dt));
+  t.add(typed_kernel<params::ReduceParams, reduce_fold<L2Fold, T>>("ReduceL2", dt));
+  t.add(typed_kernel<params::ReduceParams, reduce_fold<LogSumFold, T>>("ReduceLogSum", dt));
+  t.add(typed_kernel<params::ReduceParams, reduce_log_sum_exp<T>>("ReduceLogSumExp", dt));
+}
+
 }  // namespace
 
 void register_ref_reduce(KernelTable& t) {
-  t.add(typed_kernel<params::ReduceParams, reduce_fold<SumFold>>("ReduceSum", DType::kF32));
-  t.add(typed_kernel<params::ReduceParams, reduce_fold<MeanFold>>("ReduceMean", DType::kF32));
-  t.add(typed_kernel<params::ReduceParams, reduce_fold<ExtremumFold<true>>>("ReduceMax", DType::kF32));
-  t.add(typed_kernel<params::ReduceParams, reduce_fold<ExtremumFold<false>>>("ReduceMin", DType::kF32));
-  t.add(typed_kernel<params::ReduceParams, reduce_fold<ProdFold>>("ReduceProd", DType::kF32));
-  t.add(typed_kernel<params::ReduceParams, reduce_fold<SumSquareFold>>("ReduceSumSquare", DType::kF32));
-  t.add(typed_kernel<params::ReduceParams, reduce_fold<L1Fold>>("ReduceL1", DType::kF32));
-  t.add(typed_kernel<params::ReduceParams, reduce_fold<L2Fold>>("ReduceL2", DType::kF32));
-  t.add(typed_kernel<params::ReduceParams, reduce_fold<LogSumFold>>("ReduceLogSum", DType::kF32));
-  t.add(typed_kernel<params::ReduceParams, reduce_log_sum_exp>("ReduceLogSumExp", DType::kF32));
+  add_reductions<float>(t, DType::kF32);
+  add_reductions<double>(t, DType::kF64);
   t.add(typed_kernel<params::ArgExtremumParams, arg_extremum<true>>("ArgMax", DType::kF32));
   t.add(typed_kernel<params::ArgExtremumParams, arg_extremum<false>>("ArgMin", DType::kF32));
 }

@@ -193,6 +193,11 @@ T fill_value(double value, pock_dtype dtype) {
     case POCK_I8: { const auto v = static_cast<int8_t>(value); std::memcpy(bytes, &v, 1); break; }
     case POCK_U8: { const auto v = static_cast<uint8_t>(value); std::memcpy(bytes, &v, 1); break; }
     case POCK_BOOL: bytes[0] = value != 0.0 ? 1 : 0; break;
+    case POCK_F64: std::memcpy(bytes, &value, 8); break;
+    case POCK_I16: { const auto v = static_cast<int16_t>(value); std::memcpy(bytes, &v, 2); break; }
+    case POCK_U16: { const auto v = static_cast<uint16_t>(value); std::memcpy(bytes, &v, 2); break; }
+    case POCK_U32: { const auto v = static_cast<uint32_t>(value); std::memcpy(bytes, &v, 4); break; }
+    case POCK_U64: { const auto v = static_cast<uint64_t>(value); std::memcpy(bytes, &v, 8); break; }
   }
   T out;
   std::memcpy(&out, bytes, sizeof(T));

@@ -15,7 +15,8 @@ _NOT_FOUND = ERROR_CLASSES[9]
 
 # pock dtype names (pock/types.hpp) -> numpy. numpy has no bfloat16: its bits come as uint16.
 DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16, "i32": np.int32, "i64": np.int64,
-          "i8": np.int8, "u8": np.uint8, "bool": np.bool_}
+          "i8": np.int8, "u8": np.uint8, "bool": np.bool_, "f64": np.float64, "i16": np.int16, "u16": np.uint16,
+          "u32": np.uint32, "u64": np.uint64}
 
 
 class Engine:

@@ -250,6 +250,11 @@ class Engine {
       case DType::kI8: return make(dtype_code::Int, 8);
       case DType::kU8: return make(dtype_code::UInt, 8);
       case DType::kBool: return make(dtype_code::Bool, 8);
+      case DType::kF64: return make(dtype_code::Float, 64);
+      case DType::kI16: return make(dtype_code::Int, 16);
+      case DType::kU16: return make(dtype_code::UInt, 16);
+      case DType::kU32: return make(dtype_code::UInt, 32);
+      case DType::kU64: return make(dtype_code::UInt, 64);
     }
     return make(dtype_code::UInt, 8);
   }

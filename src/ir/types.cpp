@@ -7,9 +7,9 @@ namespace pock {
 
 size_t dtype_size(DType dt) {
   switch (dt) {
-    case DType::kF32: case DType::kI32: return 4;
-    case DType::kF16: case DType::kBF16: return 2;
-    case DType::kI64: return 8;
+    case DType::kF32: case DType::kI32: case DType::kU32: return 4;
+    case DType::kF16: case DType::kBF16: case DType::kI16: case DType::kU16: return 2;
+    case DType::kI64: case DType::kF64: case DType::kU64: return 8;
     case DType::kI8: case DType::kU8: case DType::kBool: return 1;
   }
   return 0;
@@ -25,6 +25,11 @@ const char* dtype_name(DType dt) {
     case DType::kI8: return "i8";
     case DType::kU8: return "u8";
     case DType::kBool: return "bool";
+    case DType::kF64: return "f64";
+    case DType::kI16: return "i16";
+    case DType::kU16: return "u16";
+    case DType::kU32: return "u32";
+    case DType::kU64: return "u64";
   }
   return "?";
 }
@@ -36,7 +41,9 @@ Result<DType> dtype_from_name(std::string_view name) {
   return Status(Code::kInvalidArgument, "unknown dtype '" + std::string(name) + "'");
 }
 
-bool is_float(DType dt) { return dt == DType::kF32 || dt == DType::kF16 || dt == DType::kBF16; }
+bool is_float(DType dt) { return is_trainable_float(dt) || dt == DType::kF64; }
+
+bool is_trainable_float(DType dt) { return dt == DType::kF32 || dt == DType::kF16 || dt == DType::kBF16; }
 
 int64_t numel(const Shape& shape) {
   int64_t n = 1;

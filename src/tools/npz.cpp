@@ -84,6 +84,11 @@ Result<DType> dtype_of_descr(const std::string& d) {
   if (d == "|i1") return DType::kI8;
   if (d == "|u1") return DType::kU8;
   if (d == "|b1") return DType::kBool;
+  if (d == "<f8") return DType::kF64;
+  if (d == "<i2") return DType::kI16;
+  // "<u2" stays unmapped: it is how bf16 is written as well as u16, and only the model can tell which.
+  if (d == "<u4") return DType::kU32;
+  if (d == "<u8") return DType::kU64;
   return Status(Code::kInvalidArgument, "numpy dtype '" + d + "' has no pock dtype");
 }
 
@@ -97,6 +102,11 @@ std::string descr_of_dtype(DType dt) {
     case DType::kI8: return "|i1";
     case DType::kU8: return "|u1";
     case DType::kBool: return "|b1";
+    case DType::kF64: return "<f8";
+    case DType::kI16: return "<i2";
+    case DType::kU16: return "<u2";
+    case DType::kU32: return "<u4";
+    case DType::kU64: return "<u8";
   }
   return "|u1";
 }

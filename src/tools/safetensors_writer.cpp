@@ -19,6 +19,11 @@ const char* safetensors_dtype(DType dtype) {
     case DType::kI8: return "I8";
     case DType::kU8: return "U8";
     case DType::kBool: return "BOOL";
+    case DType::kF64: return "F64";
+    case DType::kI16: return "I16";
+    case DType::kU16: return "U16";
+    case DType::kU32: return "U32";
+    case DType::kU64: return "U64";
   }
   return "";
 }

@@ -27,14 +27,7 @@ inline bool skip_without_gpu() {
   return true;
 }
 
-inline size_t dtype_bytes(DType d) {
-  switch (d) {
-    case DType::kF16: case DType::kBF16: return 2;
-    case DType::kI64: return 8;
-    case DType::kI8: case DType::kU8: case DType::kBool: return 1;
-    default: return 4;
-  }
-}
+inline size_t dtype_bytes(DType d) { return dtype_size(d); }
 
 struct HostOperand {
   DType dtype = DType::kF32;

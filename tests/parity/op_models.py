@@ -1,6 +1,6 @@
 """Small models, one per group of ONNX ops that issue 17 added (activations, instance
 normalization, reflect/edge padding, tiling, 1-D pooling, transposed convolution, Resize,
-DepthToSpace / SpaceToDepth, GatherElements, the trigonometric functions and Erf), for
+DepthToSpace / SpaceToDepth, GatherElements, the trigonometric functions and Erf, CumSum, Einsum), for
 tests/parity/run_op_parity.py. Each puts its ops between convolutions, so that their gradients
 flow into trained weights on both sides."""
 import torch
@@ -82,6 +82,26 @@ class Trigonometric(nn.Module):
         x = self.conv(torch.sin(x) + torch.cos(x) * torch.atan(x) + torch.erf(x))
         b = 0.9 * torch.tanh(x)
         return torch.asin(b) + 0.5 * torch.acos(b) + torch.tan(b)
+
+
+class Cumulative(nn.Module):
+    """torch.cumsum along the width and along the channels (ONNX CumSum with a constant axis)."""
+
+    def forward(self, x):
+        return torch.cumsum(x, dim=3) / 8 + torch.cumsum(x, dim=1) / 6
+
+
+class Einsummed(nn.Module):
+    """torch.einsum as attention-like code writes it: a channel mix by a trained [C, C] weight, then
+    a product of the activation with itself over the width (ONNX Einsum on run-time operands)."""
+
+    def __init__(self):
+        super().__init__()
+        self.mix = nn.Parameter(torch.randn(6, 6) * 0.4)
+
+    def forward(self, x):
+        y = torch.einsum("bchw,cd->bdhw", x, self.mix)
+        return torch.einsum("bchw,bcvw->bchv", y, y) * 0.125
 
 
 def probe_family(name, body, seed):
@@ -227,4 +247,6 @@ def families():
                                                        nn.MaxPool2d(2, stride=2, dilation=3)), 3200),
         conv_transpose_3d_family(3300),
         probe_family("trigonometric", Trigonometric(), 3000),
+        probe_family("cumsum", nn.Sequential(nn.Conv2d(6, 6, 1), Cumulative(), nn.Tanh()), 3000),
+        probe_family("einsum", nn.Sequential(nn.Conv2d(6, 6, 1), Einsummed(), nn.Tanh()), 3100),
     ]

@@ -82,6 +82,21 @@ void insert_saved_forms(std::vector<Node>& forward, std::vector<std::vector<Node
   forward = std::move(merged);
 }
 
+// Gradients flow in f32, f16 and bf16 only: a trained value that passes through f64 on its way to
+// the loss (a Cast to f64 and back) is refused, naming the op, rather than differentiated in f64.
+template <typename NeedsGrad>
+Status refuse_f64_gradients(const Graph& g, const std::vector<Node>& forward, NeedsGrad needs_grad) {
+  for (const Node& n : forward) {
+    for (TensorId out : n.outputs) {
+      if (!needs_grad(out) || g.tensor(out).dtype != DType::kF64) continue;
+      return Status(Code::kInvalidArgument, n.op + " '" + n.name + "' computes f64 tensor '" + g.tensor(out).name +
+                                                "' between a trainable parameter and the loss: pock trains in f32, f16 "
+                                                "and bf16 only (keep that path in float32)");
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<Backward> build_backward(Graph& graph, std::vector<Node>& forward, TensorId loss,
@@ -94,6 +109,7 @@ Result<Backward> build_backward(Graph& graph, std::vector<Node>& forward, Tensor
   const std::vector<bool> dep = depends_on_wrt(graph, forward, wrt);
   const std::vector<bool> reach = reaches_loss(graph, forward, loss);
   auto needs_grad = [&](TensorId id) { return id != kNoTensor && dep[id] && reach[id]; };
+  POCK_RETURN_IF_ERROR(refuse_f64_gradients(graph, forward, needs_grad));
 
   Backward result;
   std::vector<TensorId> grad(graph.num_tensors(), kNoTensor);

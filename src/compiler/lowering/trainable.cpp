@@ -42,6 +42,20 @@ Result<RowSelection> resolve_rules(const Graph& graph, const std::vector<Trainab
   return selection;
 }
 
+// f64 is an inference dtype: training one would need f64 gradients, optimizers and kernels that pock
+// does not have, and training it as f32 would change the model's numbers without a word.
+Status refuse_f64(const Graph& graph, const RowSelection& selection) {
+  for (const auto& [param, rows] : selection) {
+    const TensorDesc& t = graph.tensor(param);
+    if (t.dtype == DType::kF64) {
+      return Status(Code::kInvalidArgument, "parameter '" + t.name + "' is f64, which pock runs but does not train "
+                                            "(gradients are f32, f16 or bf16): freeze it in the recipe or export the "
+                                            "model in float32");
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<std::vector<TensorId>> select_trainable(Graph& graph, const std::vector<TrainableRule>& rules,
@@ -52,6 +66,7 @@ Result<std::vector<TensorId>> select_trainable(Graph& graph, const std::vector<T
   } else {
     POCK_ASSIGN_OR_RETURN(selection, resolve_rules(graph, rules, excluded));
   }
+  POCK_RETURN_IF_ERROR(refuse_f64(graph, selection));
   std::vector<TensorId> out;
   for (size_t id = 0; id < graph.num_tensors(); ++id) {
     TensorDesc& t = graph.mutable_tensor(static_cast<TensorId>(id));

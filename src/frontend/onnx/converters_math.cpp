@@ -14,7 +14,9 @@ bool near(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(1.0, 
 std::optional<double> foldable_scalar(const NodeView& node, int scalar, int other) {
   if (!node.has_input(scalar) || !node.has_input(other)) return std::nullopt;
   const Value& s = node.value(scalar);
-  if (!is_float(s.dtype) || s.shape.size() > node.value(other).shape.size()) return std::nullopt;
+  // ScaleShift computes in the trainable floats: an f64 operand on either side keeps its own op.
+  const bool trainable = is_trainable_float(s.dtype) && is_trainable_float(node.value(other).dtype);
+  if (!trainable || s.shape.size() > node.value(other).shape.size()) return std::nullopt;
   return node.scalar_input(scalar);
 }
 
@@ -55,7 +57,8 @@ Status convert_pow_mixed(NodeView& node) {
 // Pow with a constant exponent becomes the matching unary op (exact and cheaper to differentiate).
 Status convert_pow(NodeView& node) {
   if (node.value(0).dtype != node.value(1).dtype) return convert_pow_mixed(node);
-  if (!is_float(node.value(0).dtype)) return convert_binary(node, "Pow");  // integers: pock's unary ops are float
+  // Integers and f64: pock's unary ops (Square, Sqrt, ...) run in the trainable floats.
+  if (!is_trainable_float(node.value(0).dtype)) return convert_binary(node, "Pow");
   if (auto e = node.scalar_input(1); e && node.value(1).shape.size() <= node.value(0).shape.size()) {
     const char* op = nullptr;
     if (*e == 2.0) op = "Square";

@@ -8,6 +8,7 @@
 #include <map>
 #include <type_traits>
 
+#include "frontend/onnx/einsum_equation.hpp"
 #include "frontend/onnx/folding_util.hpp"
 #include "kernels/params/math_unary.hpp"
 #include "kernels/logic_ops.hpp"
@@ -380,27 +381,19 @@ Status fold_matmul(NodeView& node, const Inputs& in, Outputs* out, bool* folded)
 // Einsum on known operands (torch.outer and friends export it): every label combination is
 // visited once, which is fine for the small tables exporters compute this way.
 Status fold_einsum(NodeView& node, const Inputs& in, Outputs* out, bool* folded) {
-  POCK_ASSIGN_OR_RETURN(std::string eq, node.attrs().get_string("equation", ""));
-  std::string spaced;
-  for (char c : eq) {
-    if (c != ' ') spaced += c;
+  POCK_ASSIGN_OR_RETURN(std::string equation, node.attrs().get_string("equation", ""));
+  std::vector<size_t> ranks;
+  for (const HostTensor* t : in) {
+    if (!t->is_float()) return Status::ok();
+    ranks.push_back(t->shape.size());
   }
-  if (spaced.find("...") != std::string::npos) return Status::ok();  // ellipsis: leave it to the converter (none)
-  const size_t arrow = spaced.find("->");
-  const std::string lhs = spaced.substr(0, arrow);
-  std::vector<std::string> terms;
-  for (size_t start = 0;;) {
-    const size_t comma = lhs.find(',', start);
-    terms.push_back(lhs.substr(start, comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  if (terms.size() != in.size()) return node.error("equation '" + eq + "' does not match the input count");
+  auto parsed = parse_einsum(equation, ranks);
+  if (!parsed.is_ok()) return node.error(parsed.status().message());
+  const std::vector<std::string>& terms = parsed->operands;
+  const std::string& result = parsed->result;
   std::string labels;  // every distinct label
   std::map<char, int64_t> dims;
   for (size_t t = 0; t < terms.size(); ++t) {
-    if (!in[t]->is_float()) return Status::ok();
-    if (terms[t].size() != in[t]->shape.size()) return node.error("equation '" + eq + "' does not match input ranks");
     for (size_t d = 0; d < terms[t].size(); ++d) {
       const char c = terms[t][d];
       if (!dims.count(c)) labels += c;
@@ -408,21 +401,8 @@ Status fold_einsum(NodeView& node, const Inputs& in, Outputs* out, bool* folded)
       dims[c] = in[t]->shape[d];
     }
   }
-  std::string result;
-  if (arrow != std::string::npos) {
-    result = spaced.substr(arrow + 2);
-  } else {  // implicit form: labels used once, alphabetical
-    for (const auto& [c, n] : dims) {
-      int uses = 0;
-      for (const auto& t : terms) uses += static_cast<int>(std::count(t.begin(), t.end(), c));
-      if (uses == 1) result += c;
-    }
-  }
   Shape shape;
-  for (char c : result) {
-    if (!dims.count(c)) return node.error("output label '" + std::string(1, c) + "' is not an input label");
-    shape.push_back(dims[c]);
-  }
+  for (char c : result) shape.push_back(dims[c]);
   POCK_RETURN_IF_ERROR(check_folded_size(node, shape));
   HostTensor y = HostTensor::zeros(in[0]->dtype, shape);
   std::map<char, int64_t> at;

@@ -21,7 +21,10 @@ int64_t wrap_to(DType dtype, int64_t v) {
     case DType::kI8: return static_cast<int8_t>(v);
     case DType::kU8: return static_cast<uint8_t>(v);
     case DType::kBool: return v != 0;
-    default: return v;
+    case DType::kI16: return static_cast<int16_t>(v);
+    case DType::kU16: return static_cast<uint16_t>(v);
+    case DType::kU32: return static_cast<uint32_t>(v);
+    default: return v;  // i64, and u64 kept as its bit pattern
   }
 }
 
@@ -60,6 +63,11 @@ std::vector<uint8_t> HostTensor::to_bytes() const {
       case DType::kI8: put(out, k, static_cast<int8_t>(i[k])); break;
       case DType::kU8: put(out, k, static_cast<uint8_t>(i[k])); break;
       case DType::kBool: put(out, k, static_cast<uint8_t>(i[k] != 0)); break;
+      case DType::kF64: put(out, k, f[k]); break;
+      case DType::kI16: put(out, k, static_cast<int16_t>(i[k])); break;
+      case DType::kU16: put(out, k, static_cast<uint16_t>(i[k])); break;
+      case DType::kU32: put(out, k, static_cast<uint32_t>(i[k])); break;
+      case DType::kU64: put(out, k, static_cast<uint64_t>(i[k])); break;
     }
   }
   return out;
@@ -87,6 +95,12 @@ Result<HostTensor> host_tensor_from_bytes(DType dtype, Shape shape, const std::v
       case DType::kI8: t.i[k] = get<int8_t>(bytes, k); break;
       case DType::kU8: t.i[k] = get<uint8_t>(bytes, k); break;
       case DType::kBool: t.i[k] = get<uint8_t>(bytes, k) != 0; break;
+      case DType::kF64: t.f[k] = get<double>(bytes, k); break;
+      case DType::kI16: t.i[k] = get<int16_t>(bytes, k); break;
+      case DType::kU16: t.i[k] = get<uint16_t>(bytes, k); break;
+      case DType::kU32: t.i[k] = get<uint32_t>(bytes, k); break;
+      // Values above INT64_MAX keep their bits (wrap_to and to_bytes give them back unchanged).
+      case DType::kU64: t.i[k] = static_cast<int64_t>(get<uint64_t>(bytes, k)); break;
     }
   }
   return t;

@@ -32,6 +32,8 @@ const Converter* find_converter(const std::string& op) {
     register_control_flow_converters(t);
     register_math_unary_converters(t);
     register_logic_converters(t);
+    register_cumsum_converters(t);
+    register_einsum_converters(t);
     return t;
   }();
   auto it = table.find(op);

@@ -172,6 +172,8 @@ void register_tfidf_converters(std::unordered_map<std::string, Converter>& table
 void register_control_flow_converters(std::unordered_map<std::string, Converter>& table);
 void register_math_unary_converters(std::unordered_map<std::string, Converter>& table);
 void register_logic_converters(std::unordered_map<std::string, Converter>& table);
+void register_cumsum_converters(std::unordered_map<std::string, Converter>& table);
+void register_einsum_converters(std::unordered_map<std::string, Converter>& table);
 void register_folders(std::unordered_map<std::string, Folder>& table);
 void register_patterns(std::unordered_map<std::string, Pattern>& table);
 

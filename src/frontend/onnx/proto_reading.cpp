@@ -91,8 +91,23 @@ Result<std::vector<uint8_t>> typed_fields(const TP& t, int64_t n) {
       break;
     case TP::FLOAT16:
     case TP::BFLOAT16:
+    case TP::INT16:
+    case TP::UINT16:
       if (t.int32_data_size() != n) return count_error(t.int32_data_size());
       for (int32_t v : t.int32_data()) append(out, static_cast<uint16_t>(v));
+      break;
+    case TP::DOUBLE:
+      if (t.double_data_size() != n) return count_error(t.double_data_size());
+      for (double v : t.double_data()) append(out, v);
+      break;
+    // ONNX keeps uint32 and uint64 values in uint64_data.
+    case TP::UINT32:
+      if (t.uint64_data_size() != n) return count_error(t.uint64_data_size());
+      for (uint64_t v : t.uint64_data()) append(out, static_cast<uint32_t>(v));
+      break;
+    case TP::UINT64:
+      if (t.uint64_data_size() != n) return count_error(t.uint64_data_size());
+      for (uint64_t v : t.uint64_data()) append(out, v);
       break;
     default:
       return Status(Code::kUnsupportedOp, "initializer '" + t.name() + "' has element type " + onnx_type_name(t.data_type()));
@@ -105,10 +120,7 @@ Result<std::vector<uint8_t>> typed_fields(const TP& t, int64_t n) {
 Result<DType> dtype_from_onnx(int32_t elem_type) {
   switch (elem_type) {
     case TP::FLOAT: return DType::kF32;
-    case TP::DOUBLE:
-      // Narrowing to float32 would change the model's numbers without a word: refuse instead.
-      return Status(Code::kUnsupportedOp, "float64 (DOUBLE) is not supported: pock has no float64 tensors or kernels; "
-                                          "export the model in float32");
+    case TP::DOUBLE: return DType::kF64;
     case TP::FLOAT16: return DType::kF16;
     case TP::BFLOAT16: return DType::kBF16;
     case TP::INT64: return DType::kI64;
@@ -116,6 +128,10 @@ Result<DType> dtype_from_onnx(int32_t elem_type) {
     case TP::INT8: return DType::kI8;
     case TP::UINT8: return DType::kU8;
     case TP::BOOL: return DType::kBool;
+    case TP::INT16: return DType::kI16;
+    case TP::UINT16: return DType::kU16;
+    case TP::UINT32: return DType::kU32;
+    case TP::UINT64: return DType::kU64;
     default:
       return Status(Code::kUnsupportedOp, std::string("element type ") + onnx_type_name(elem_type) + " is not supported");
   }
