@@ -1,6 +1,6 @@
 """Small models, one per group of ONNX ops that issue 17 added (activations, instance
 normalization, reflect/edge padding, tiling, 1-D pooling, transposed convolution, Resize,
-DepthToSpace / SpaceToDepth, GatherElements), for tests/parity/run_op_parity.py. Each puts its
+DepthToSpace / SpaceToDepth, GatherElements, GridSample, TopK), for tests/parity/run_op_parity.py. Each puts its
 ops between convolutions, so that their gradients flow into trained weights on both sides."""
 import torch
 import torch.nn as nn
@@ -68,6 +68,26 @@ class Shuffled(nn.Module):
         return torch.gather(x, 3, self.columns.expand(x.shape[0], 6, 8, 8))
 
 
+class Warped(nn.Module):
+    """F.grid_sample (ONNX GridSample) at points computed from the input itself, so that the
+    gradient reaches both the sampled map and, through the grid, the convolution that makes it."""
+
+    def __init__(self):
+        super().__init__()
+        self.offsets = nn.Conv2d(6, 2, 3, padding=1)
+
+    def forward(self, x):
+        grid = torch.tanh(self.offsets(x)).permute(0, 2, 3, 1)
+        return F.grid_sample(x, grid, mode="bilinear", padding_mode="border", align_corners=False)
+
+
+class TopChannels(nn.Module):
+    """torch.topk over the channels (ONNX TopK with a constant K): each position's 4 largest."""
+
+    def forward(self, x):
+        return torch.topk(x, 4, dim=1).values
+
+
 def probe_family(name, body, seed):
     torch.manual_seed(seed)
     model = Probe(body)
@@ -131,4 +151,6 @@ def families():
                      2700),
         probe_family("resize", nn.Sequential(nn.Conv2d(6, 6, 1), Resampled(), nn.Tanh()), 2800),
         probe_family("depth_space_gather", nn.Sequential(nn.Conv2d(6, 6, 1), Shuffled(), nn.Tanh()), 2900),
+        probe_family("grid_sample", nn.Sequential(nn.Conv2d(6, 6, 1), Warped(), nn.Tanh()), 3000),
+        probe_family("top_k", nn.Sequential(nn.Conv2d(6, 6, 1), TopChannels(), nn.Conv2d(4, 6, 1), nn.Tanh()), 3200),
     ]
