@@ -1,8 +1,8 @@
 """Small models, one per group of ONNX ops that issue 17 added (activations, instance
 normalization, reflect/edge padding, tiling, 1-D pooling, transposed convolution, Resize,
-DepthToSpace / SpaceToDepth, GatherElements, the trigonometric functions and Erf, CumSum, Einsum), for
-tests/parity/run_op_parity.py. Each puts its ops between convolutions, so that their gradients
-flow into trained weights on both sides."""
+DepthToSpace / SpaceToDepth, GatherElements, the trigonometric functions and Erf, CumSum, Einsum,
+GridSample, TopK), for tests/parity/run_op_parity.py. Each puts its ops between convolutions, so that
+their gradients flow into trained weights on both sides."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -102,6 +102,26 @@ class Einsummed(nn.Module):
     def forward(self, x):
         y = torch.einsum("bchw,cd->bdhw", x, self.mix)
         return torch.einsum("bchw,bcvw->bchv", y, y) * 0.125
+
+
+class Warped(nn.Module):
+    """F.grid_sample (ONNX GridSample) at points computed from the input itself, so that the
+    gradient reaches both the sampled map and, through the grid, the convolution that makes it."""
+
+    def __init__(self):
+        super().__init__()
+        self.offsets = nn.Conv2d(6, 2, 3, padding=1)
+
+    def forward(self, x):
+        grid = torch.tanh(self.offsets(x)).permute(0, 2, 3, 1)
+        return F.grid_sample(x, grid, mode="bilinear", padding_mode="border", align_corners=False)
+
+
+class TopChannels(nn.Module):
+    """torch.topk over the channels (ONNX TopK with a constant K): each position's 4 largest."""
+
+    def forward(self, x):
+        return torch.topk(x, 4, dim=1).values
 
 
 def probe_family(name, body, seed):
@@ -249,4 +269,6 @@ def families():
         probe_family("trigonometric", Trigonometric(), 3000),
         probe_family("cumsum", nn.Sequential(nn.Conv2d(6, 6, 1), Cumulative(), nn.Tanh()), 3000),
         probe_family("einsum", nn.Sequential(nn.Conv2d(6, 6, 1), Einsummed(), nn.Tanh()), 3100),
+        probe_family("grid_sample", nn.Sequential(nn.Conv2d(6, 6, 1), Warped(), nn.Tanh()), 3000),
+        probe_family("top_k", nn.Sequential(nn.Conv2d(6, 6, 1), TopChannels(), nn.Conv2d(4, 6, 1), nn.Tanh()), 3200),
     ]

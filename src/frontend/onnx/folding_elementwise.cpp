@@ -483,5 +483,7 @@ namespace pock::onnx_import {
 void register_folders(std::unordered_map<std::string, Folder>& table) {
   fold::register_elementwise_folders(table);
   fold::register_layout_folders(table);
+  fold::register_signal_folders(table);
+  fold::register_data_dependent_folders(table);
 }
 }  // namespace pock::onnx_import

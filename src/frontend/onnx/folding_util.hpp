@@ -29,5 +29,7 @@ Result<int> axis_of(const NodeView& node, int64_t axis, int rank);
 
 void register_elementwise_folders(std::unordered_map<std::string, Folder>& table);
 void register_layout_folders(std::unordered_map<std::string, Folder>& table);
+void register_signal_folders(std::unordered_map<std::string, Folder>& table);
+void register_data_dependent_folders(std::unordered_map<std::string, Folder>& table);
 
 }  // namespace pock::onnx_import::fold

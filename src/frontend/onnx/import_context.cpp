@@ -34,6 +34,16 @@ const Converter* find_converter(const std::string& op) {
     register_logic_converters(t);
     register_cumsum_converters(t);
     register_einsum_converters(t);
+    register_indexing_converters(t);
+    register_grid_sample_converters(t);
+    register_lrn_converters(t);
+    register_mvn_converters(t);
+    register_determinant_converters(t);
+    register_dft_converters(t);
+    register_compress_converters(t);
+    register_max_unpool_converters(t);
+    register_data_dependent_converters(t);
+    register_roi_align_converters(t);
     return t;
   }();
   auto it = table.find(op);

@@ -174,6 +174,16 @@ void register_math_unary_converters(std::unordered_map<std::string, Converter>& 
 void register_logic_converters(std::unordered_map<std::string, Converter>& table);
 void register_cumsum_converters(std::unordered_map<std::string, Converter>& table);
 void register_einsum_converters(std::unordered_map<std::string, Converter>& table);
+void register_indexing_converters(std::unordered_map<std::string, Converter>& table);
+void register_grid_sample_converters(std::unordered_map<std::string, Converter>& table);
+void register_lrn_converters(std::unordered_map<std::string, Converter>& table);
+void register_mvn_converters(std::unordered_map<std::string, Converter>& table);
+void register_determinant_converters(std::unordered_map<std::string, Converter>& table);
+void register_dft_converters(std::unordered_map<std::string, Converter>& table);
+void register_compress_converters(std::unordered_map<std::string, Converter>& table);
+void register_max_unpool_converters(std::unordered_map<std::string, Converter>& table);
+void register_data_dependent_converters(std::unordered_map<std::string, Converter>& table);
+void register_roi_align_converters(std::unordered_map<std::string, Converter>& table);
 void register_folders(std::unordered_map<std::string, Folder>& table);
 void register_patterns(std::unordered_map<std::string, Pattern>& table);
 

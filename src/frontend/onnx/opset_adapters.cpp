@@ -65,7 +65,11 @@ class Adapter {
     }
     if (op == "BatchNormalization") POCK_RETURN_IF_ERROR(adapt_batch_norm(node));
     if (op == "Split") POCK_RETURN_IF_ERROR(drop_num_outputs(node));
-    if (op == "Cast" || op == "CastLike") drop_attribute(node, "saturate");  // only float8 targets saturate
+    if (op == "Cast" || op == "CastLike") drop_attribute(node, "saturate");
+    // Before opset 16 RoiAlign had no choice of mode and did not shift by half a pixel.
+    if (op == "RoiAlign" && opset_ < 16 && !has_attribute(node, "coordinate_transformation_mode")) {
+      set_string(node, "coordinate_transformation_mode", "output_half_pixel");
+    }  // only float8 targets saturate
     if (op == "GroupNormalization" && opset_ < 21) {
       return refuse(node, "before opset 21 its scale and bias are per group, not per channel; re-export at opset 21");
     }
@@ -165,6 +169,20 @@ class Adapter {
     for (int i = attrs->size(); i-- > 0;) {
       if (attrs->Get(i).name() == name) attrs->DeleteSubrange(i, 1);
     }
+  }
+
+  static bool has_attribute(const onnx::NodeProto& node, const std::string& name) {
+    for (const auto& a : node.attribute()) {
+      if (a.name() == name) return true;
+    }
+    return false;
+  }
+
+  static void set_string(onnx::NodeProto& node, const std::string& name, const std::string& v) {
+    auto* a = node.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
   }
 
   static void set_int(onnx::NodeProto& node, const std::string& name, int64_t v) {
