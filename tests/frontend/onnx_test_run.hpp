@@ -3,6 +3,8 @@
 #pragma once
 #include <catch2/catch.hpp>
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,28 @@ std::vector<T> infer_one(const Graph& g, const std::string& input, const std::ve
   auto y = engine->template output<T>(output);
   REQUIRE(y.is_ok());
   return y.value();
+}
+
+// A test model imported, compiled for the host and opened; the blob lives as long as the engine
+// that reads it.
+struct OpenModel {
+  std::vector<uint8_t> blob;
+  std::optional<Engine> engine;
+};
+
+inline std::unique_ptr<OpenModel> open_model(const OnnxModel& m) {
+  auto g = import_model(m);
+  INFO(g.status().to_string());
+  REQUIRE(g.is_ok());
+  auto blob = compile(g.value(), nullptr);
+  INFO(blob.status().to_string());
+  REQUIRE(blob.is_ok());
+  auto open = std::make_unique<OpenModel>();
+  open->blob = std::move(blob.value());
+  auto engine = Engine::open_buffer(open->blob.data(), open->blob.size());
+  REQUIRE(engine.is_ok());
+  open->engine.emplace(std::move(engine.value()));
+  return open;
 }
 
 }  // namespace pock::testing
