@@ -35,6 +35,7 @@ const Converter* find_converter(const std::string& op) {
     register_eye_like_converters(t);
     register_recurrent_converters(t);
     register_preview_training_converters(t);
+    register_quantize_converters(t);
     return t;
   }();
   auto it = table.find(op);

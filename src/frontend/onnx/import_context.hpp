@@ -155,6 +155,7 @@ void register_resize_converters(std::unordered_map<std::string, Converter>& tabl
 void register_eye_like_converters(std::unordered_map<std::string, Converter>& table);
 void register_recurrent_converters(std::unordered_map<std::string, Converter>& table);
 void register_preview_training_converters(std::unordered_map<std::string, Converter>& table);
+void register_quantize_converters(std::unordered_map<std::string, Converter>& table);
 void register_folders(std::unordered_map<std::string, Folder>& table);
 void register_patterns(std::unordered_map<std::string, Pattern>& table);
 
