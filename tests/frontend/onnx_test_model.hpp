@@ -18,6 +18,13 @@ class OnnxModel {
   }
 
   onnx::GraphProto& graph() { return *model_.mutable_graph(); }
+  // Declares one more operator set (a domain besides the default one).
+  OnnxModel& opset(const std::string& domain, int64_t version) {
+    auto* o = model_.add_opset_import();
+    o->set_domain(domain);
+    o->set_version(version);
+    return *this;
+  }
 
   // dims < 0 become symbolic ("dim_param"), named by `symbols` in order.
   OnnxModel& input(const std::string& name, const std::vector<int64_t>& dims, int elem = onnx::TensorProto::FLOAT,

@@ -3,6 +3,7 @@
 #pragma once
 #include <catch2/catch.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,6 +57,15 @@ inline CompiledModel compile_and_open(const Graph& g) {
   REQUIRE(engine.is_ok());
   m.engine.emplace(std::move(engine.value()));
   return m;
+}
+
+// A test model imported, compiled for the host and opened (held on the heap, so callers keep it by
+// pointer as long as they read it).
+inline std::unique_ptr<CompiledModel> open_model(const OnnxModel& m) {
+  auto g = import_model(m);
+  INFO(g.status().to_string());
+  REQUIRE(g.is_ok());
+  return std::make_unique<CompiledModel>(compile_and_open(g.value()));
 }
 
 }  // namespace pock::testing

@@ -182,16 +182,16 @@ TEST_CASE("a shape operand that is a graph input is called that, not a dynamic s
   CHECK_THAT(msg, !Catch::Contains("dynamic shape"));
 }
 
-TEST_CASE("an op pock lacks is named as such even when its first output is unnamed", "[onnx][errors]") {
+TEST_CASE("a node whose first output is unnamed imports when a later output is read", "[onnx][errors]") {
   // GRU with only its final state read: output 0 is left empty, as exporters write it.
   OnnxModel m;
   m.input("x", {5, 1, 3}).input("w", {1, 6, 3}).input("r", {1, 6, 2});
   onnx::NodeProto& gru = m.node("GRU", {"x", "w", "r"}, {"", "h"}, "/rnn/GRU");
   OnnxModel::attr(gru, "hidden_size", int64_t{2});
   m.output("h");
-  const std::string msg = message_of(import_model(m));
-  CHECK_THAT(msg, Catch::Contains("no mapping for ONNX op 'GRU'"));
-  CHECK_THAT(msg, !Catch::Contains("has no output"));
+  auto g = import_model(m);
+  INFO(g.status().to_string());
+  CHECK(g.is_ok());
 }
 
 TEST_CASE("compile refuses an op that no backend of the blob has a kernel for", "[onnx][errors]") {

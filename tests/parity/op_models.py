@@ -235,6 +235,38 @@ def conv_transpose_3d_family(seed):
                                sparse_params={n for n, _ in model.named_parameters() if n.startswith(("up.", "fc."))})
 
 
+class Recurrent(nn.Module):
+    """A recurrent layer on [B, S, F] (batch first, exported with Transpose around ONNX's RNN, GRU
+    or LSTM) whose every output is read: the mean of Y over time, and the final states, into fc."""
+
+    def __init__(self, rnn, hidden):
+        super().__init__()
+        self.rnn = rnn
+        directions = 2 if rnn.bidirectional else 1
+        states = 2 if isinstance(rnn, nn.LSTM) else 1
+        self.fc = nn.Linear(directions * hidden * (1 + states * rnn.num_layers), CLASSES)
+
+    def forward(self, x):
+        y, state = self.rnn(x)
+        finals = list(state) if isinstance(state, tuple) else [state]
+        flat = [f.permute(1, 0, 2).reshape(x.shape[0], -1) for f in finals]
+        return self.fc(torch.cat([y.mean(dim=1)] + flat, dim=1))
+
+
+def recurrent_family(name, rnn, hidden, seed):
+    torch.manual_seed(seed)
+    model = Recurrent(rnn, hidden)
+
+    def make_batch(step):
+        g = torch.Generator().manual_seed(seed + step)
+        return {"input": torch.randn(models.BATCH, 6, 5, generator=g)}, torch.randint(0, CLASSES, (models.BATCH,), generator=g)
+    inputs, _ = make_batch(-1)
+    # Sparse scheme: the recurrent weights R and the classifier train, the input weights W stay frozen.
+    trainable = {n for n, _ in model.named_parameters() if n.startswith(("fc.", "rnn.weight_hh"))}
+    return models.Family(name, model, inputs, make_batch, [17], [{"match": "fc.*"}, {"match": "rnn.weight_hh*"}],
+                         trainable)
+
+
 def families():
     return [
         probe_family("elu_selu_celu", nn.Sequential(nn.ELU(0.7), nn.Conv2d(6, 6, 1), nn.SELU(),
@@ -271,4 +303,8 @@ def families():
         probe_family("einsum", nn.Sequential(nn.Conv2d(6, 6, 1), Einsummed(), nn.Tanh()), 3100),
         probe_family("grid_sample", nn.Sequential(nn.Conv2d(6, 6, 1), Warped(), nn.Tanh()), 3000),
         probe_family("top_k", nn.Sequential(nn.Conv2d(6, 6, 1), TopChannels(), nn.Conv2d(4, 6, 1), nn.Tanh()), 3200),
+        # Unrolled at import into Linear / Add / activations per time step (docs/onnx.md, "Recurrent layers").
+        recurrent_family("lstm_bidirectional", nn.LSTM(5, 8, batch_first=True, bidirectional=True), 8, 3000),
+        recurrent_family("gru", nn.GRU(5, 8, batch_first=True), 8, 3100),
+        recurrent_family("rnn_relu_two_layers", nn.RNN(5, 8, num_layers=2, nonlinearity="relu", batch_first=True), 8, 3200),
     ]

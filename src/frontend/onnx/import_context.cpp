@@ -13,6 +13,11 @@ std::string describe(const onnx::NodeProto& n, int index) {
 
 }  // namespace
 
+std::string converter_key(const onnx::NodeProto& node) {
+  if (node.domain().empty() || node.domain() == "ai.onnx") return node.op_type();
+  return node.domain() + "::" + node.op_type();
+}
+
 const Converter* find_converter(const std::string& op) {
   static const auto table = [] {
     std::unordered_map<std::string, Converter> t;
@@ -44,6 +49,9 @@ const Converter* find_converter(const std::string& op) {
     register_max_unpool_converters(t);
     register_data_dependent_converters(t);
     register_roi_align_converters(t);
+    register_recurrent_converters(t);
+    register_preview_training_converters(t);
+    register_quantize_converters(t);
     return t;
   }();
   auto it = table.find(op);
@@ -411,7 +419,7 @@ void ImportContext::bind_empty_outputs(int index) {
 
 Status ImportContext::run_converter(int index) {
   NodeView node(*this, index);
-  const Converter* convert = find_converter(node.op());
+  const Converter* convert = find_converter(converter_key(node.proto()));
   if (!convert && find_folder(node.op())) {
     for (int i = 0; i < node.num_inputs(); ++i) {
       if (node.has_input(i) && !node.input_is_constant(i) && sizes_output(node.op())) {
@@ -442,17 +450,15 @@ Status ImportContext::process(int index) {
   if (handled_[index]) return Status::ok();
   NodeView node(*this, index);
   const auto& p = node.proto();
-  if (!p.domain().empty() && p.domain() != "ai.onnx") {
-    return node.unsupported("operator domain '" + p.domain() + "' is not supported (only the default ONNX domain)");
+  if (!p.domain().empty() && p.domain() != "ai.onnx" && p.domain() != kPreviewTrainingDomain) {
+    return node.unsupported("operator domain '" + p.domain() + "' is not supported (only the default ONNX domain and " +
+                            kPreviewTrainingDomain + ")");
   }
-  if (p.output_size() == 0 || p.output(0).empty()) {
-    // RNN, GRU and LSTM may leave output 0 unnamed (only the final state is read): the real reason
-    // pock refuses them is that it has no mapping, which says more than the missing name.
-    if (!find_converter(node.op()) && !find_folder(node.op())) {
-      return no_mapping(node);
-    }
-    return node.error("has no output 0 (its first output is unnamed)");
-  }
+  // RNN, GRU and LSTM may leave output 0 unnamed when only the final state is read; converters
+  // bind only the outputs that are named.
+  bool any_output = false;
+  for (const auto& o : p.output()) any_output = any_output || !o.empty();
+  if (!any_output) return node.error("has no output");
   bool all_constant = true;
   for (int i = 0; i < node.num_inputs(); ++i) {
     if (!node.has_input(i)) continue;

@@ -96,6 +96,11 @@ class NodeView {
 };
 
 using Converter = Status (*)(NodeView& node);
+// The one operator domain besides ai.onnx that pock imports; its converters are keyed
+// "<domain>::<op>" so that its Adam is not the default domain's.
+constexpr char kPreviewTrainingDomain[] = "ai.onnx.preview.training";
+// A node's key in the converter table: the op for the default domain, else "<domain>::<op>".
+std::string converter_key(const onnx::NodeProto& node);
 // Host evaluation of an op whose inputs are all known; `folded` false means "not foldable here"
 // (the converter runs instead).
 using Folder = Status (*)(NodeView& node, const std::vector<const HostTensor*>& inputs,
@@ -184,6 +189,9 @@ void register_compress_converters(std::unordered_map<std::string, Converter>& ta
 void register_max_unpool_converters(std::unordered_map<std::string, Converter>& table);
 void register_data_dependent_converters(std::unordered_map<std::string, Converter>& table);
 void register_roi_align_converters(std::unordered_map<std::string, Converter>& table);
+void register_recurrent_converters(std::unordered_map<std::string, Converter>& table);
+void register_preview_training_converters(std::unordered_map<std::string, Converter>& table);
+void register_quantize_converters(std::unordered_map<std::string, Converter>& table);
 void register_folders(std::unordered_map<std::string, Folder>& table);
 void register_patterns(std::unordered_map<std::string, Pattern>& table);
 
