@@ -110,6 +110,9 @@ void register_logic(KernelTable& t) {
   t.add({"Not", DType::kBool, negation, kCpuScore});
   // One line per unsigned dtype (u16, u32, u64 when pock carries them).
   t.add(typed_kernel<params::BitShiftParams, bit_shift<uint8_t>>("BitShift", DType::kU8, kCpuScore, binary_accepts));
+  t.add(typed_kernel<params::BitShiftParams, bit_shift<uint16_t>>("BitShift", DType::kU16, kCpuScore, binary_accepts));
+  t.add(typed_kernel<params::BitShiftParams, bit_shift<uint32_t>>("BitShift", DType::kU32, kCpuScore, binary_accepts));
+  t.add(typed_kernel<params::BitShiftParams, bit_shift<uint64_t>>("BitShift", DType::kU64, kCpuScore, binary_accepts));
 }
 
 }  // namespace pock::cpu

@@ -71,6 +71,9 @@ void register_ref_logic(KernelTable& t) {
   t.add({"Not", DType::kBool, negation});
   // One line per unsigned dtype (u16, u32, u64 when pock carries them).
   t.add(typed_kernel<params::BitShiftParams, bit_shift<uint8_t>>("BitShift", DType::kU8));
+  t.add(typed_kernel<params::BitShiftParams, bit_shift<uint16_t>>("BitShift", DType::kU16));
+  t.add(typed_kernel<params::BitShiftParams, bit_shift<uint32_t>>("BitShift", DType::kU32));
+  t.add(typed_kernel<params::BitShiftParams, bit_shift<uint64_t>>("BitShift", DType::kU64));
 }
 
 }  // namespace pock

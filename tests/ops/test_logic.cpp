@@ -215,6 +215,37 @@ TEST_CASE("ref BitShift on u8: both directions, shifts past the width give 0", "
   CHECK(ran->bytes == std::vector<uint8_t>{4, 8, 12, 16});
 }
 
+namespace {
+
+// BitShift on a wider unsigned type: ref against C++ shifts (0 past the width), then cpu against ref.
+template <typename T>
+void check_wide_bit_shift(DType dtype) {
+  constexpr unsigned kWidth = sizeof(T) * 8;
+  const std::vector<T> x = {1, static_cast<T>(~T{0}), 16, static_cast<T>(T{1} << (kWidth - 1)), 3, 7};
+  const std::vector<T> n = {0, 1, static_cast<T>(kWidth - 1), 1, static_cast<T>(kWidth), static_cast<T>(kWidth + 5)};
+  for (const bool left : {true, false}) {
+    std::vector<T> want;
+    for (size_t i = 0; i < x.size(); ++i) {
+      want.push_back(n[i] >= kWidth ? T{0} : static_cast<T>(left ? x[i] << n[i] : x[i] >> n[i]));
+    }
+    const Attrs attrs{{"direction", std::string(left ? "left" : "right")}};
+    const std::vector<HostTensor> in = {HostTensor::make(dtype, {6}, x), HostTensor::make(dtype, {6}, n)};
+    auto ran = run_on("ref", "BitShift", in, attrs);
+    INFO(dtype_name(dtype) << (left ? " left: " : " right: ") << ran.status().to_string());
+    REQUIRE(ran.is_ok());
+    CHECK(ran->bytes == HostTensor::make(dtype, {6}, want).bytes);
+    check_cpu_against_ref("BitShift", in, attrs);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("BitShift on u16, u32 and u64: ref against C++ shifts, cpu against ref", "[ops][logic][cpu]") {
+  check_wide_bit_shift<uint16_t>(DType::kU16);
+  check_wide_bit_shift<uint32_t>(DType::kU32);
+  check_wide_bit_shift<uint64_t>(DType::kU64);
+}
+
 TEST_CASE("cpu comparisons, connectives, Not and BitShift match ref", "[ops][logic][cpu]") {
   std::vector<std::pair<Shape, Shape>> pairs = kShapePairs;
   pairs.push_back(kLargePair);

@@ -9,8 +9,10 @@
 namespace pock {
 namespace {
 
-// BitShift's dtypes: the unsigned integers (u8 until pock carries u16, u32 and u64).
-bool is_unsigned_integer(DType dt) { return dt == DType::kU8; }
+// BitShift's dtypes: the unsigned integers.
+bool is_unsigned_integer(DType dt) {
+  return dt == DType::kU8 || dt == DType::kU16 || dt == DType::kU32 || dt == DType::kU64;
+}
 
 Status require_dtype(const InferContext& ctx, bool (*allowed)(DType), const char* what) {
   for (size_t i = 0; i < ctx.inputs.size(); ++i) {
