@@ -4,6 +4,8 @@
 #include "kernels/cpu/conv_dnnl.hpp"
 
 #include <atomic>
+#include <cstdlib>
+#include <string_view>
 #include <new>
 #include <optional>
 #include <string>
@@ -21,9 +23,13 @@ namespace {
 
 // Off by default: oneDNN allocates on the heap in every primitive execution (its argument maps:
 // 30-40 mallocs per run), which breaks the engine's promise that training steps allocate nothing
-// (tests/train/test_zoo_step_no_alloc.cpp). The rule below is what a switch that accepts that
-// (pockc tune's choice, a recipe key) should apply; tests turn it on.
-std::atomic<conv_dnnl_testing::Choice> forced{conv_dnnl_testing::Choice::kNever};
+// (tests/train/test_zoo_step_no_alloc.cpp). An app that accepts the allocations for the speed sets
+// POCK_CPU_CONV=onednn (read once, at load), which applies the rule below; tests set it directly.
+conv_dnnl_testing::Choice choice_from_environment() {
+  const char* v = std::getenv("POCK_CPU_CONV");
+  return v && std::string_view(v) == "onednn" ? conv_dnnl_testing::Choice::kByRule : conv_dnnl_testing::Choice::kNever;
+}
+std::atomic<conv_dnnl_testing::Choice> forced{choice_from_environment()};
 std::atomic<int> made_direct{0}, made_winograd{0};
 
 // The speed rule, measured on one core of the benchmark machine (AMD EPYC, AVX-512) at batch 8 on

@@ -5,6 +5,8 @@
 // channel counts that are not multiples of 16, a bias and fused activations, frozen and trainable
 // weights, one and two threads.
 #include <catch2/catch.hpp>
+
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -152,9 +154,14 @@ TEST_CASE("cpu Conv2d and Conv2dGradInput by rule: oneDNN Winograd on ResNet-siz
   CHECK(made(DnnlConvAlgorithm::kDirect) == direct + 1);
 }
 
-TEST_CASE("cpu Conv2d: oneDNN stays off by default (its runs allocate)", "[ops][cpu][conv][dnnl]") {
+// Without POCK_CPU_CONV the way is off; with POCK_CPU_CONV=onednn (the ctest entry "cpu conv:
+// POCK_CPU_CONV=onednn ..." runs this case so) the rule applies from load on.
+TEST_CASE("cpu Conv2d: oneDNN is off by default (its runs allocate) and on with POCK_CPU_CONV=onednn",
+          "[ops][cpu][conv][dnnl]") {
+  const char* env = std::getenv("POCK_CPU_CONV");
+  const bool opted_in = env && std::string(env) == "onednn" && dnnl_can_run(DnnlConvAlgorithm::kWinograd);
   const ConvShape resnet = same_3x3(2, 64, 8, 8, 64);
   const int winograd = cpu::conv_dnnl_testing::kernels_made(DnnlConvAlgorithm::kWinograd);
   check_against_ref("cpu", forward_case(resnet, true, "none", 7311));
-  CHECK(cpu::conv_dnnl_testing::kernels_made(DnnlConvAlgorithm::kWinograd) == winograd);
+  CHECK(cpu::conv_dnnl_testing::kernels_made(DnnlConvAlgorithm::kWinograd) == winograd + (opted_in ? 1 : 0));
 }
