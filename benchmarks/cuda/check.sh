@@ -12,14 +12,18 @@
 #      Needs a python3 (PYTHON) with torch (CUDA), onnx and numpy; without them step 3 is
 #      skipped with the reason, and steps 1-2 still decide the exit status.
 #
-# NOT YET RUN ON A GPU: written on a machine without one (checked with bash -n and py_compile).
+# First run on an H200 on 2026-12-04 (benchmarks/RESULTS.md, "The cuda backend on an NVIDIA H200"), with
+# POCK_PREBUILT: the whole run of four workloads took 178 s.
 #
 # The build needs the Debian packages of scripts/install-deps.sh; where some are missing,
 # CMAKE_ARGS="-DPOCK_WITH_XNNPACK=OFF -DPOCK_WITH_OPENBLAS=OFF" drops the optional CPU libraries
 # (the ONNX importer is needed for step 3).
+# POCK_PREBUILT=ARCHIVE (benchmarks/cuda/bundle.sh) skips the build: its binaries run with the
+# box's own cuBLAS and cuDNN. DEADLINE (seconds) starts no workload after that time; CMD_TIMEOUT
+# (default 300 s) bounds each export, compile, train and PyTorch run; TEST_TIMEOUT each test binary.
 # Environment: BUILD_DIR, JOBS (default: all cores), CMAKE_ARGS (extra configure flags),
 # WORKLOADS, STEPS (timed steps per side, default 10), WARMUP (default 2), PYTHON, POCK_CUDA_TF32
-# (1: TF32 GEMMs on both sides), GRAPHS (default 1: PockEngine also runs with POCK_CUDA_GRAPHS=1).
+# (1: TF32 GEMMs on both sides), GRAPHS (default 1: PockEngine runs both without CUDA graphs, POCK_CUDA_GRAPHS=0, and with them, the default).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD_DIR=${BUILD_DIR:-build-cuda}
@@ -33,29 +37,57 @@ say() { echo "[check.sh $(($(date +%s) - START))s] $*"; }
 
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 
-# 1. build
-say "configure $BUILD_DIR (CUDA sm_90)"
+# 1. build, or unpack a build made elsewhere (benchmarks/cuda/bundle.sh)
 mkdir -p "$BUILD_DIR"
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPOCK_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-      -DPOCK_BUILD_EXAMPLES=OFF -DPOCK_BUILD_PYTHON=OFF ${CMAKE_ARGS:-} > "$BUILD_DIR/check-configure.log" 2>&1 \
-  || { tail -30 "$BUILD_DIR/check-configure.log"; exit 1; }
-targets="pockc"
-for f in tests/cuda/test_*.cpp tests/cuda_logic/test_*.cpp; do targets="$targets $(basename "$f" .cpp)"; done
-say "build: $targets"
-ninja -C "$BUILD_DIR" -j "$JOBS" $targets
+if [ -n "${POCK_PREBUILT:-}" ]; then
+  say "unpack $POCK_PREBUILT"
+  rm -rf "$BUILD_DIR/prebuilt" && mkdir -p "$BUILD_DIR/prebuilt"
+  tar -C "$BUILD_DIR/prebuilt" -xJf "$POCK_PREBUILT"
+  BIN="$BUILD_DIR/prebuilt/bin"
+  TEST_BIN="$BIN"
+  # The box's own CUDA libraries (cuBLAS, cuDNN): the toolkit's, or the Python wheels' beside torch.
+  cuda_libs=$(find /usr/local/cuda*/ /usr/lib /opt -name 'libcublas.so.1[0-9]*' -o -name 'libcudnn.so.9*' 2>/dev/null \
+              | xargs -r -n1 dirname | sort -u | tr '\n' ':')
+  export LD_LIBRARY_PATH="$BUILD_DIR/prebuilt/lib:${cuda_libs}${LD_LIBRARY_PATH:-}"
+  say "libraries: $LD_LIBRARY_PATH"
+  ldd "$BIN/pockc" | grep "not found" && { say "FAILED: pockc misses libraries"; exit 1; }
+else
+  say "configure $BUILD_DIR (CUDA sm_90)"
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPOCK_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+        -DPOCK_BUILD_EXAMPLES=OFF -DPOCK_BUILD_PYTHON=OFF ${CMAKE_ARGS:-} > "$BUILD_DIR/check-configure.log" 2>&1 \
+    || { tail -30 "$BUILD_DIR/check-configure.log"; exit 1; }
+  targets="pockc"
+  for f in tests/cuda/test_*.cpp tests/cuda_logic/test_*.cpp; do targets="$targets $(basename "$f" .cpp)"; done
+  say "build: $targets"
+  ninja -C "$BUILD_DIR" -j "$JOBS" $targets
+  BIN="$BUILD_DIR"
+  TEST_BIN="$BUILD_DIR/tests"
+fi
 
 # 2. GPU parity tests (the tests' WARN lines say which kernels no case reached)
-say "ctest -L cuda"
 ctest_status=0
-ctest --test-dir "$BUILD_DIR" -L cuda --output-on-failure -j 4 || ctest_status=$?
+if [ -n "${POCK_PREBUILT:-}" ]; then
+  # No build tree there to hold ctest's lists: the GPU test binaries themselves.
+  for f in tests/cuda/test_*.cpp; do
+    t=$(basename "$f" .cpp)
+    say "$t"
+    timeout "${TEST_TIMEOUT:-240}" "$TEST_BIN/$t" > "$BUILD_DIR/$t.log" 2>&1 || { ctest_status=$?; say "FAILED: $t ($ctest_status)"; }
+    tail -4 "$BUILD_DIR/$t.log"
+  done
+  say "check_pockc_cuda.py"
+  "$PYTHON" tests/cuda/check_pockc_cuda.py --pockc "$BIN/pockc" || ctest_status=$?
+else
+  say "ctest -L cuda"
+  ctest --test-dir "$BUILD_DIR" -L cuda --output-on-failure -j 4 || ctest_status=$?
+fi
 # A GPU the CUDA runtime cannot use (a driver older than the toolkit) would pass as "skipped".
-if "$BUILD_DIR/tests/test_device_info" 2>&1 | grep -q "skipped: no CUDA device"; then
-  "$BUILD_DIR/tests/test_device_info" 2>&1 | grep -A2 "skipped" | head -3
+if "$TEST_BIN/test_device_info" 2>&1 | grep -q "skipped: no CUDA device"; then
+  "$TEST_BIN/test_device_info" 2>&1 | grep -A2 "skipped" | head -3
   say "FAILED: the GPU tests skipped themselves: this machine's CUDA runtime sees no usable device"
   exit 1
 fi
 for t in test_cuda_kernels test_cuda_backend; do
-  [ -x "$BUILD_DIR/tests/$t" ] && "$BUILD_DIR/tests/$t" 2>&1 | grep -A3 "warning:" | head -20 || true
+  [ -x "$TEST_BIN/$t" ] && "$TEST_BIN/$t" 2>&1 | grep -A3 "warning:" | head -20 || true
 done
 
 # 3. steps/s against PyTorch on the same GPU
@@ -80,31 +112,35 @@ for name in sys.argv[2:]:
 PY
 while read -r -u 3 workload scheme recipe; do  # fd 3: the commands below never eat the list
   d="$WORK/$workload"
+  if [ -n "${DEADLINE:-}" ] && [ $(($(date +%s) - START)) -ge "$DEADLINE" ]; then
+    say "[$workload] $scheme: SKIPPED, past DEADLINE=${DEADLINE}s"; continue
+  fi
   if [ ! -f "$d/model.onnx" ]; then
     say "[$workload] export (PyTorch, CPU)"
-    "$PYTHON" benchmarks/torch_side.py export "$workload" "$d" > "$d/export.json"
+    timeout "${CMD_TIMEOUT:-300}" "$PYTHON" benchmarks/torch_side.py export "$workload" "$d" > "$d/export.json" \
+      || { say "[$workload] export FAILED"; continue; }
   fi
   say "[$workload] $scheme: pockc compile --backend cuda"
-  if ! "$BUILD_DIR/pockc" compile "$d/model.onnx" --recipe "$recipe" -o "$d/$scheme.pock" --backend cuda \
+  if ! timeout "${CMD_TIMEOUT:-300}" "$BIN/pockc" compile "$d/model.onnx" --recipe "$recipe" -o "$d/$scheme.pock" --backend cuda \
        > "$d/$scheme.compile.log" 2>&1; then
     tail -5 "$d/$scheme.compile.log"; continue
   fi
-  "$BUILD_DIR/pockc" inspect "$d/$scheme.pock" > "$d/$scheme.inspect.txt" 2>&1 || true
-  "$BUILD_DIR/pockc" inspect "$d/$scheme.pock" --json > "$d/$scheme.inspect.json" 2>/dev/null || true
+  "$BIN/pockc" inspect "$d/$scheme.pock" > "$d/$scheme.inspect.txt" 2>&1 || true
+  "$BIN/pockc" inspect "$d/$scheme.pock" --json > "$d/$scheme.inspect.json" 2>/dev/null || true
   rm -f "$d/$scheme.pock.jsonl"
   say "[$workload] $scheme: pockc train ($((WARMUP + STEPS)) steps)"
-  "$BUILD_DIR/pockc" train "$d/$scheme.pock" --data "$d/batch.npz" --steps $((WARMUP + STEPS)) \
+  POCK_CUDA_GRAPHS=0 timeout "${CMD_TIMEOUT:-300}" "$BIN/pockc" train "$d/$scheme.pock" --data "$d/batch.npz" --steps $((WARMUP + STEPS)) \
       --log "$d/$scheme.pock.jsonl" > "$d/$scheme.train.log" 2>&1 || tail -5 "$d/$scheme.train.log"
   if [ "${GRAPHS:-1}" = 1 ]; then
     rm -f "$d/$scheme.graphs.jsonl"
     say "[$workload] $scheme: pockc train with POCK_CUDA_GRAPHS=1"
-    POCK_CUDA_GRAPHS=1 "$BUILD_DIR/pockc" train "$d/$scheme.pock" --data "$d/batch.npz" --steps $((WARMUP + STEPS)) \
+    POCK_CUDA_GRAPHS=1 timeout "${CMD_TIMEOUT:-300}" "$BIN/pockc" train "$d/$scheme.pock" --data "$d/batch.npz" --steps $((WARMUP + STEPS)) \
         --log "$d/$scheme.graphs.jsonl" > "$d/$scheme.graphs.log" 2>&1 || tail -5 "$d/$scheme.graphs.log"
   fi
   say "[$workload] $scheme: PyTorch eager on the GPU"
   tf32=""
   [ "${POCK_CUDA_TF32:-0}" = 1 ] && tf32="--tf32"
-  "$PYTHON" benchmarks/cuda/torch_peer.py train "$workload" "$scheme" --steps "$STEPS" --warmup "$WARMUP" $tf32 \
+  timeout "${CMD_TIMEOUT:-300}" "$PYTHON" benchmarks/cuda/torch_peer.py train "$workload" "$scheme" --steps "$STEPS" --warmup "$WARMUP" $tf32 \
       > "$d/$scheme.torch.json" 2> "$d/$scheme.torch.err" || tail -5 "$d/$scheme.torch.err"
 done 3< "$WORK/recipes.txt"
 WARMUP=$WARMUP "$PYTHON" benchmarks/cuda/compare.py "$WORK" "$WORK/results.json"

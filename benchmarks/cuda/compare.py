@@ -4,7 +4,7 @@ cuda steps/s (from `pockc train --log`) against PyTorch's on the same GPU (torch
   compare.py WORK_DIR OUT.json
 
 WORK_DIR/<workload>/<scheme>.recipe.json names each case; <scheme>.{pock.jsonl,torch.json} are
-the two sides' outputs, a missing one shown as "-". NOT YET RUN ON A GPU: written on a machine without one.
+the two sides' outputs, a missing one shown as "-". First run on an H200 on 2026-12-04 (benchmarks/RESULTS.md).
 """
 import json
 import os
@@ -41,17 +41,28 @@ def placement(path):
 
 
 def planned_device_bytes(path):
-    """The blob's planned memory (`pockc inspect --json`): persistent region + arena peak. On a cuda
-    blob both live in device memory; torch's figure is its allocator's peak, so neither counts the
-    CUDA context."""
+    """The blob's device memory (`pockc inspect --json`, run on the GPU box): the cuda memory
+    space's persistent region and arena peak, plus the kernels' workspace once bound there
+    (cuBLAS, cuDNN). Torch's figure is its allocator's peak; neither counts the CUDA context or
+    loaded kernel images. Host-side bytes of the blob (its mapped file) are not device memory."""
     if not os.path.exists(path):
         return None
     try:
         with open(path) as f:
-            m = json.load(f)["memory"]
-        return m["persistent_bytes"] + m["arena_peak_bytes"]
+            report = json.load(f)
+        spaces = [s for s in report["backends"].get("memory_spaces", []) if s.get("backend") == "cuda"]
+        if not spaces:
+            return None
+        total = sum(s["persistent_bytes"] + s["arena_bytes"] for s in spaces)
+        return total + max(0, report["memory"].get("workspace_bytes", 0))
     except (ValueError, KeyError):
         return None
+
+
+def max_loss_gap(a, b):
+    """Largest |a_i - b_i| over the steps both sides ran: step-by-step parity on the GPU."""
+    n = min(len(a), len(b))
+    return max(abs(x - y) for x, y in zip(a[:n], b[:n])) if n else None
 
 
 def add_full_bp_ratios(rows):
@@ -102,6 +113,9 @@ def main():
                     row["torch_peak_bytes"] = peer["peak_device_bytes"]
             if pock and peer:
                 row["speedup_vs_torch"] = row["torch_ms"] / row["pock_ms"]
+                row["max_loss_gap"] = max_loss_gap(pock["losses"], peer["losses"])
+            if pock and graphs:
+                row["graphs_max_loss_gap_vs_plain"] = max_loss_gap(pock["losses"], graphs["losses"])
             if graphs and peer:
                 row["graphs_speedup_vs_torch"] = row["torch_ms"] / row["pock_graphs_ms"]
             rows.append(row)
@@ -114,13 +128,15 @@ def main():
         return f"{(1e3 / r[key] if scale else r[key]):{width}.2f}"
 
     print(f"{'workload':12} {'scheme':8} {'pock steps/s':>13} {'+graphs':>9} {'torch steps/s':>14} {'ratio':>6} "
-          f"{'graphs':>7}  first loss (pock / torch)")
+          f"{'graphs':>7}  first loss (pock / torch), largest loss gap over the steps")
     for r in rows:
         losses = f"{r.get('pock_first_loss', float('nan')):.4f} / {r.get('torch_first_loss', float('nan')):.4f}"
+        if r.get("max_loss_gap") is not None:
+            losses += f", {r['max_loss_gap']:.1e}"
         print(f"{r['workload']:12} {r['scheme']:8} {cell(r, 'pock_ms', 13, 1)} {cell(r, 'pock_graphs_ms', 9, 1)} "
               f"{cell(r, 'torch_ms', 14, 1)} {cell(r, 'speedup_vs_torch', 6)} {cell(r, 'graphs_speedup_vs_torch', 7)}  "
               f"{losses}")
-    print("device memory (MB: PockEngine planned persistent + arena; PyTorch allocator peak) and the targets' "
+    print("device memory (MB: PockEngine's cuda space, persistent + arena + kernel workspace; PyTorch allocator peak) and the targets' "
           "ratios against PyTorch full BP (speed: the faster PockEngine run):")
     for r in rows:
         mb = lambda key: f"{r[key] / 2**20:.0f}" if key in r else "-"

@@ -5,7 +5,7 @@
       SGD with momentum as benchmarks/torch_side.py, on the batch torch_side.py export writes;
       prints one JSON line: samples_ms (per step, after torch.cuda.synchronize), losses, device.
 
-NOT YET RUN ON A GPU: written on a machine without one (py_compile-checked only).
+First run on an H200 on 2026-12-04 (benchmarks/RESULTS.md).
 TF32 is off unless --tf32, as PockEngine's cuda GEMMs are exact f32 unless POCK_CUDA_TF32=1.
 """
 import argparse

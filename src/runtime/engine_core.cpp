@@ -323,7 +323,11 @@ Status EngineCore::run_ops(const Function& fn, size_t begin, size_t end) {
       continue;
     }
     const pock_status s = b.backend->execute_op(b.backend->context, b.handle, &b.desc);
-    if (op_timing_) op_time_ns_[index] = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+    if (op_timing_) {
+      // A device runs the op after execute_op returns: wait for it, or the time is the launch's.
+      if (s == POCK_OK) POCK_RETURN_IF_ERROR(spaces_.synchronize());
+      op_time_ns_[index] = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+    }
     if (s != POCK_OK) {
       if (s == POCK_ERR_BACKEND) spaces_.set_failed_space(spaces_.space_of_device(b.backend));
       return Status(static_cast<Code>(s), std::string("op ") + b.desc.op + " '" + b.desc.name + "' failed on backend " +

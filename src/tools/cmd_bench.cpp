@@ -141,7 +141,7 @@ const CommandEntry& bench_command() {
               {"BLOB"},
               {{"--steps", "N", "timed steps (default 20)"},
                {"--warmup", "K", "untimed steps first (default 3)"},
-               {"--per-op", "", "time every op (adds two clock reads per op)"},
+               {"--per-op", "", "time every op (two clock reads per op; a device op is waited for)"},
                {"--top", "N", "slowest ops to list with --per-op (default 10)"},
                {"--threads", "T", "worker threads (0: one per core)"},
                {"--backend", "NAME", "preferred kernel backend (cpu, ref, cuda in a CUDA build, or a plugin's name); default: as compiled"},
