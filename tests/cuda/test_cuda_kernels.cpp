@@ -43,6 +43,19 @@ std::vector<DeviceCase> written_cases() {
     cases.push_back({"LinearInputGrad", {rnd({8, 16}, 26, half), rnd({16, 32}, 27, half)}, {}, tol});
     cases.push_back({"LinearWeightGrad", {rnd({8, 16}, 28, half), rnd({8, 32}, 29, half)}, {}, tol});
   }
+  // compute "bf16" (recipe precision bf16) on f32 tensors: cuBLAS rounds the operands to bf16 on
+  // the tensor cores, ref with kernels/bf16_round.h. Random operands agree to bf16's rounding; the
+  // fixed ones tell bf16 products from exact f32 ones: 1 + 2^-8 rounds to 1 in bf16 (to nearest
+  // even, and by truncation alike), so each output is 16 there and 16.0625 in exact f32.
+  const Attrs bf16{{"compute", std::string("bf16")}};
+  cases.push_back({"MatMul", {rnd({3, 8, 32}, 51), rnd({3, 32, 8}, 52)}, bf16, 1e-2});
+  cases.push_back({"Linear", {rnd({8, 32}, 53), rnd({16, 32}, 54), rnd({16}, 55)}, bf16, 1e-2});
+  cases.push_back({"LinearInputGrad", {rnd({8, 16}, 56), rnd({16, 32}, 57)}, bf16, 1e-2});
+  cases.push_back({"LinearWeightGrad", {rnd({8, 16}, 58), rnd({8, 32}, 59)}, bf16, 1e-2});
+  const HostOperand just_over_one = operand_of(DType::kF32, {4, 16}, std::vector<float>(64, 1.00390625f));
+  const HostOperand ones = operand_of(DType::kF32, {16, 16}, std::vector<float>(256, 1.0f));
+  cases.push_back({"MatMul", {just_over_one, ones}, bf16, 1e-3});
+  cases.push_back({"Linear", {just_over_one, ones}, bf16, 1e-3});
   // training: losses
   cases.push_back({"MseLoss", {rnd({7, 9}, 30), rnd({7, 9}, 31)}, {}});
   cases.push_back({"MseLossGrad", {scalar(0.7f), rnd({7, 9}, 32), rnd({7, 9}, 33)}, {}});
