@@ -110,7 +110,7 @@ TEST_CASE("cuda is a built-in backend that fills the ABI without touching a GPU"
   CHECK(cuda.b.alloc != nullptr);
   CHECK(cuda.b.free != nullptr);
   CHECK(cuda.b.copy != nullptr);
-  for (const char* ext : {POCK_EXT_SYNCHRONIZE, POCK_EXT_ALL_FINITE, POCK_EXT_WORKSPACE_BYTES}) {
+  for (const char* ext : {POCK_EXT_SYNCHRONIZE, POCK_EXT_ALL_FINITE, POCK_EXT_WORKSPACE_BYTES, POCK_EXT_ZERO}) {
     INFO(ext);
     CHECK(cuda.b.get_proc_address(cuda.b.context, ext) != nullptr);
   }
@@ -248,6 +248,26 @@ TEST_CASE("an MLP trains on cuda as on cpu, step by step (SGD with momentum, Ada
       }
     }
   }
+}
+
+TEST_CASE("pock_zero clears exactly the bytes asked for, in order with copies", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Backend cuda;
+  auto zero = reinterpret_cast<pock_zero_fn>(cuda.b.get_proc_address(cuda.b.context, POCK_EXT_ZERO));
+  REQUIRE(zero != nullptr);
+  const size_t n = 3 << 20, from = 1000003, count = (1 << 20) + 7;  // odd offsets and sizes
+  std::vector<uint8_t> host(n);
+  for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint8_t>(1 + i % 251);  // never 0
+  void* d = cuda.b.alloc(cuda.b.context, n, 64);
+  REQUIRE(d != nullptr);
+  REQUIRE(cuda.b.copy(cuda.b.context, d, host.data(), n, POCK_COPY_HOST_TO_DEVICE) == POCK_OK);
+  REQUIRE(zero(cuda.b.context, static_cast<uint8_t*>(d) + from, count) == POCK_OK);
+  std::vector<uint8_t> back(n, 0);
+  REQUIRE(cuda.b.copy(cuda.b.context, back.data(), d, n, POCK_COPY_DEVICE_TO_HOST) == POCK_OK);
+  cuda.b.free(cuda.b.context, d);
+  size_t wrong = 0;
+  for (size_t i = 0; i < n; ++i) wrong += back[i] != (i >= from && i < from + count ? 0 : host[i]);
+  CHECK(wrong == 0);
 }
 
 TEST_CASE("cuBLAS is opened on demand, with every entry point the backend calls", "[cuda]") {
