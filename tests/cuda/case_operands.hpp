@@ -3,6 +3,8 @@
 // repo's own quantizer (the one the compiler uses for frozen weights).
 #pragma once
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <random>
 #include <string>
@@ -74,6 +76,17 @@ inline HostOperand small_values(DType dtype, Shape shape, uint32_t seed) {
     }
   }
   return o;
+}
+
+// Where casts leave the common ground: for f32 fractions and negatives (truncated toward zero,
+// then wrapped), values beyond the narrow integer dtypes and beyond int64 (saturated), NaN (0);
+// for i64 values that wrap in every narrower integer dtype.
+inline HostOperand cast_edges(DType dtype) {
+  if (dtype == DType::kF32) {
+    return operand_of(DType::kF32, {11}, std::vector<float>{-0.75f, -3.75f, 300.5f, -300.5f, 70000.25f, 3e9f, -3e9f, 1e20f,
+                                                           -1e20f, NAN, INFINITY});
+  }
+  return i64s({8}, {-1, -300, 70000, 3000000000, -3000000000, (int64_t{1} << 40) + 3, INT64_MAX, INT64_MIN});
 }
 
 // A [rows, row_bytes] u8 weight of `format` blocks (q8_0, q4_0 or q4_1), quantized from random

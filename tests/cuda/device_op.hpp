@@ -6,6 +6,7 @@
 #pragma once
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -266,7 +267,12 @@ class CudaBackend {
 // byte for byte); else the first mismatch.
 inline std::string compare_operand(const HostOperand& got, const HostOperand& want, double tolerance) {
   const std::vector<float> g = got.floats(), w = want.floats();
-  if (g.empty() && w.empty()) return got.bytes == want.bytes ? "" : "bytes differ";
+  if (g.empty() && w.empty()) {
+    if (got.bytes == want.bytes) return "";
+    if (got.bytes.size() != want.bytes.size()) return "sizes differ";
+    const auto at = std::mismatch(got.bytes.begin(), got.bytes.end(), want.bytes.begin()).first - got.bytes.begin();
+    return "element " + std::to_string(static_cast<size_t>(at) / dtype_bytes(want.dtype)) + ": the bytes differ";
+  }
   if (g.size() != w.size()) return "sizes differ";
   for (size_t i = 0; i < g.size(); ++i) {
     if (std::isnan(w[i]) && std::isnan(g[i])) continue;
