@@ -55,8 +55,9 @@ inline HostOperand random_mask(Shape shape, uint32_t seed, DType dtype = DType::
 // Positive f32 values (variances, inverse standard deviations).
 inline HostOperand positive(Shape shape, uint32_t seed) { return rnd_in(std::move(shape), seed, 0.5f, 1.5f); }
 
-// `dtype` elements holding the integers 0..100 (f32: with a fraction), which every dtype Cast
-// carries holds exactly, so a cast between any two of them has one right answer.
+// Elements of a dtype cuda casts from (f32, i32, i64, i8, u8, bool) holding the integers 0..100
+// (f32: with a fraction; bool: 0 or 1), which every dtype holds exactly, so a cast from them has
+// one right answer whatever the dtype it goes to.
 inline HostOperand small_values(DType dtype, Shape shape, uint32_t seed) {
   HostOperand o{dtype, std::move(shape), {}};
   const size_t n = static_cast<size_t>(numel(o.shape));

@@ -34,7 +34,7 @@ inline std::vector<DeviceCase> elementwise_cases() {
     }
     cases.push_back({"Identity", {random_elements(from, {3, 7}, seed++)}, {}});
   }
-  // Where's branches move without being read: one of each element width ref carries.
+  // Where's branches move without being read: a dtype of each width both cuda and ref carry.
   for (DType branch : {DType::kF32, DType::kI64, DType::kU8}) {
     cases.push_back({"Where", {random_elements(DType::kBool, {3, 1, 5}, seed), random_elements(branch, {3, 4, 5}, seed + 1),
                                random_elements(branch, {4, 1}, seed + 2)}, {}});
