@@ -6,9 +6,9 @@
 // (point, channel). Taps outside the input are dropped (they read 0, as in ref).
 //   GridSample: points split over threads in chunks whose taps live on the stack; each chunk then
 //     walks the channels, writing contiguous output rows.
-//   GridSampleGrad: every point's taps go to the backend's scratch (sized at prepare), then dx is
-//     gathered per plane (planes split over threads: no two write one pixel) and dgrid per chunk
-//     of points, summed over channels.
+//   GridSampleGrad: every point's corners go to the backend's scratch (sized at prepare), then dx
+//     is accumulated plane by plane (planes split over threads: no two write one pixel) and dgrid
+//     chunk of points by chunk, summed over channels.
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -32,15 +32,20 @@ using params::GridSampleParams;
 constexpr int kMaxTaps = 16;      // bicubic's 4 x 4
 constexpr int64_t kChunk = 64;    // points whose taps one thread holds at a time
 
-// One point's taps in its plane (inside ones only). For the grid's gradient, a bilinear point also
-// keeps its four corners by place k = 2 * dy + dx and what the derivative needs.
+// One point's taps in its plane, inside ones only (what GridSample sums).
 struct Taps {
   int count = 0;
   int32_t at[kMaxTaps];
   float w[kMaxTaps];
-  float tx = 0, ty = 0, dgx = 0, dgy = 0;  // bilinear fractions, d(source)/d(grid)
-  int32_t corner[4] = {0, 0, 0, 0};
-  bool inside[4] = {false, false, false, false};
+};
+
+// A bilinear or nearest point's four corners by place k = 2 * dy + dx (nearest: corner 0 only),
+// and what the grid's derivative needs: GridSampleGrad keeps one per point, so it is small.
+struct Corners {
+  int32_t at[4];
+  float w[4];
+  float tx, ty, dgx, dgy;  // bilinear fractions, d(source)/d(grid)
+  uint8_t inside;          // bit k: corner k lies in the plane
 };
 
 struct GridPlan {
@@ -63,13 +68,13 @@ struct GridPlan {
   }
 };
 
-// GridSampleGrad (dy, x, grid): every point's Taps live in the backend's scratch during a run.
+// GridSampleGrad (dy, x, grid): every point's Corners live in the backend's scratch during a run.
 struct GridGradPlan : GridPlan {
   KernelScope* scope = nullptr;
 
   Status prepare(const pock_op_desc& op, KernelScope& kernel_scope) {
     POCK_RETURN_IF_ERROR(GridPlan::prepare(op, 1));
-    POCK_RETURN_IF_ERROR(kernel_scope.reserve_scratch(static_cast<size_t>(n * points) * sizeof(Taps), "GridSampleGrad taps"));
+    POCK_RETURN_IF_ERROR(kernel_scope.reserve_scratch(static_cast<size_t>(n * points) * sizeof(Corners), "GridSampleGrad taps"));
     scope = &kernel_scope;
     return Status::ok();
   }
@@ -80,6 +85,33 @@ void add_tap(Taps& t, int64_t y, int64_t x, double weight, const GridPlan& g) {
   t.at[t.count] = static_cast<int32_t>(y * g.w + x);
   t.w[t.count] = static_cast<float>(weight);
   ++t.count;
+}
+
+// The corners of grid point (gx, gy), bilinear or nearest.
+void corners_of(double gx, double gy, const GridPlan& g, Corners& c) {
+  double ddx = 0, ddy = 0;
+  const double x = grid::source_coordinate(gx, g.w, g.p, &ddx), y = grid::source_coordinate(gy, g.h, g.p, &ddy);
+  c.inside = 0;
+  const auto put = [&](int k, int64_t yy, int64_t xx, double weight) {
+    const bool inside = yy >= 0 && yy < g.h && xx >= 0 && xx < g.w;
+    c.inside |= static_cast<uint8_t>(inside ? 1 << k : 0);
+    c.at[k] = inside ? static_cast<int32_t>(yy * g.w + xx) : 0;
+    c.w[k] = static_cast<float>(weight);
+  };
+  if (g.p.mode == GridSampleMode::kNearest) {
+    put(0, static_cast<int64_t>(std::nearbyint(y)), static_cast<int64_t>(std::nearbyint(x)), 1.0);
+    return;
+  }
+  const double fx = std::floor(x), fy = std::floor(y), tx = x - fx, ty = y - fy;
+  const auto x0 = static_cast<int64_t>(fx), y0 = static_cast<int64_t>(fy);
+  c.tx = static_cast<float>(tx);
+  c.ty = static_cast<float>(ty);
+  c.dgx = static_cast<float>(ddx);
+  c.dgy = static_cast<float>(ddy);
+  for (int k = 0; k < 4; ++k) {
+    const int oy = k >> 1, ox = k & 1;
+    put(k, y0 + oy, x0 + ox, (oy ? ty : 1 - ty) * (ox ? tx : 1 - tx));
+  }
 }
 
 // The taps of grid point (gx, gy).
@@ -102,24 +134,13 @@ void taps_of(double gx, double gy, const GridPlan& g, Taps& t) {
     }
     return;
   }
-  double ddx = 0, ddy = 0;
-  const double x = grid::source_coordinate(gx, g.w, p, &ddx), y = grid::source_coordinate(gy, g.h, p, &ddy);
-  if (p.mode == GridSampleMode::kNearest) {
-    add_tap(t, static_cast<int64_t>(std::nearbyint(y)), static_cast<int64_t>(std::nearbyint(x)), 1.0, g);
-    return;
-  }
-  const double fx = std::floor(x), fy = std::floor(y), tx = x - fx, ty = y - fy;
-  const auto x0 = static_cast<int64_t>(fx), y0 = static_cast<int64_t>(fy);
-  t.tx = static_cast<float>(tx);
-  t.ty = static_cast<float>(ty);
-  t.dgx = static_cast<float>(ddx);
-  t.dgy = static_cast<float>(ddy);
+  Corners corners;
+  corners_of(gx, gy, g, corners);
   for (int k = 0; k < 4; ++k) {
-    const int oy = k >> 1, ox = k & 1;
-    const int64_t yy = y0 + oy, xx = x0 + ox;
-    t.inside[k] = yy >= 0 && yy < g.h && xx >= 0 && xx < g.w;
-    t.corner[k] = t.inside[k] ? static_cast<int32_t>(yy * g.w + xx) : 0;
-    add_tap(t, yy, xx, (oy ? ty : 1 - ty) * (ox ? tx : 1 - tx), g);
+    if (!(corners.inside >> k & 1)) continue;
+    t.at[t.count] = corners.at[k];
+    t.w[t.count] = corners.w[k];
+    ++t.count;
   }
 }
 
@@ -156,19 +177,19 @@ Status grid_sample(const KernelCall& c, GridPlan& g) {
 
 // dgrid of the points [first, first + count) of batch b (bilinear): the weights' derivatives
 // against the tap values, times dy, summed over channels, times d(source)/d(grid).
-void grid_gradient(const KernelCall& c, const GridPlan& g, const Taps* taps, int64_t b, int64_t first, int64_t count) {
+void grid_gradient(const KernelCall& c, const GridPlan& g, const Corners* taps, int64_t b, int64_t first, int64_t count) {
   double gx[kChunk] = {}, gy[kChunk] = {};
   const int64_t plane = g.h * g.w;
   for (int64_t ch = 0; ch < g.channels; ++ch) {
     const float* x = c.in_data<float>(1) + (b * g.channels + ch) * plane;
     const float* dy = c.in_data<float>(0) + (b * g.channels + ch) * g.points + first;
     for (int64_t q = 0; q < count; ++q) {
-      const Taps& t = taps[q];
+      const Corners& t = taps[q];
       const double d = dy[q];
       for (int k = 0; k < 4; ++k) {
-        if (!t.inside[k]) continue;
+        if (!(t.inside >> k & 1)) continue;
         const int oy = k >> 1, ox = k & 1;
-        const double v = x[t.corner[k]] * d;
+        const double v = x[t.at[k]] * d;
         gx[q] += (ox ? 1 : -1) * (oy ? t.ty : 1 - t.ty) * v;
         gy[q] += (oy ? 1 : -1) * (ox ? t.tx : 1 - t.tx) * v;
       }
@@ -182,11 +203,11 @@ void grid_gradient(const KernelCall& c, const GridPlan& g, const Taps* taps, int
 }
 
 Status grid_sample_grad(const KernelCall& c, GridGradPlan& g) {
-  auto* taps = reinterpret_cast<Taps*>(g.scope->scratch());
+  auto* taps = reinterpret_cast<Corners*>(g.scope->scratch());
   const float* grid = c.in_data<float>(2);
   const size_t all_points = static_cast<size_t>(g.n * g.points);
   parallel_for(g.pool, all_points, balanced_tile(g.pool, all_points, 256), [&](size_t begin, size_t end) {
-    for (size_t q = begin; q < end; ++q) taps_of(grid[2 * q], grid[2 * q + 1], g, taps[q]);
+    for (size_t q = begin; q < end; ++q) corners_of(grid[2 * q], grid[2 * q + 1], g, taps[q]);
   });
   const int64_t plane = g.h * g.w;
   const size_t planes = static_cast<size_t>(g.n * g.channels);
@@ -195,10 +216,12 @@ Status grid_sample_grad(const KernelCall& c, GridGradPlan& g) {
       const int64_t b = static_cast<int64_t>(pl) / g.channels;
       float* dx = c.out_data<float>(0) + static_cast<int64_t>(pl) * plane;
       const float* dy = c.in_data<float>(0) + static_cast<int64_t>(pl) * g.points;
-      const Taps* t = taps + b * g.points;
+      const Corners* t = taps + b * g.points;
       std::fill(dx, dx + plane, 0.0f);
       for (int64_t q = 0; q < g.points; ++q) {
-        for (int k = 0; k < t[q].count; ++k) dx[t[q].at[k]] += t[q].w[k] * dy[q];
+        for (int k = 0; k < 4; ++k) {
+          if (t[q].inside >> k & 1) dx[t[q].at[k]] += t[q].w[k] * dy[q];
+        }
       }
     }
   });
