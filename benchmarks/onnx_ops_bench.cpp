@@ -1,6 +1,7 @@
 // The ONNX ops that used to run on ref only — Resize, ResizeGrad, GatherElements, ScatterElements
-// (add), GridSample, GridSampleGrad — on the cpu backend next to ref, in one run, at the sizes of a
-// U-Net / FPN decoder stage (batch 2, 32 channels, 32 x 32 upsampled to 64 x 64).
+// (add), GridSample, GridSampleGrad, TopK — on the cpu backend next to ref, in one run, at the
+// sizes of a U-Net / FPN decoder stage (batch 2, 32 channels, 32 x 32 upsampled to 64 x 64); TopK
+// picks 8 of 64 scores for 4096 rows (a mixture-of-experts router).
 //   ninja -C build onnx_ops_bench && build/onnx_ops_bench --benchmark_min_time=0.2
 // Each case is one op compiled into a blob and run through an engine bound to the named backend,
 // on 1 and on 2 threads (the argument), so the times include what a real step pays. ref runs on
@@ -97,6 +98,10 @@ void GridSampleGrad(benchmark::State& s, const std::string& backend) {
       {{"dy", DType::kF32, kLarge}, {"x", DType::kF32, kSmall}, {"grid", DType::kF32, {2, 64, 64, 2}}}, {}, backend);
 }
 
+void TopK(benchmark::State& s, const std::string& backend) {
+  run(s, "TopK", {{"x", DType::kF32, {4096, 64}}}, {{"k", int64_t{8}}}, backend);
+}
+
 }  // namespace
 
 BENCHMARK_CAPTURE(Resize, linear_cpu, "linear", "cpu")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
@@ -117,5 +122,7 @@ BENCHMARK_CAPTURE(GridSample, cpu, "cpu")->Arg(1)->Arg(2)->Unit(benchmark::kMicr
 BENCHMARK_CAPTURE(GridSample, ref, "ref")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(GridSampleGrad, cpu, "cpu")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(GridSampleGrad, ref, "ref")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(TopK, cpu, "cpu")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(TopK, ref, "ref")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_MAIN();
