@@ -126,6 +126,22 @@ typedef int32_t (*pock_all_finite_fn)(void* context, const void* data, size_t nb
 #define POCK_EXT_ZERO "pock_zero"
 typedef pock_status (*pock_zero_fn)(void* context, void* dst, size_t nbytes);
 
+/* Extension "pock_all_finite_many" (optional, device backends): pock_all_finite over `count`
+ * buffers in one call, so that a device that must wait for its queue (a GPU stream) waits once
+ * per step instead of once per parameter. 1 when every value of every buffer is finite; 0 when
+ * some is NaN or Inf, and then *non_finite is the index of such a buffer (any one of them, not
+ * necessarily the first); negative on failure (last_error says why). The runtime prefers it to
+ * pock_all_finite and makes one call per device memory space after each step; the list it passes
+ * is fixed at open. */
+#define POCK_EXT_ALL_FINITE_MANY "pock_all_finite_many"
+typedef struct pock_buffer_span {
+  const void* data;  /* in the backend's memory */
+  size_t nbytes;
+  pock_dtype dtype;
+} pock_buffer_span;
+typedef int32_t (*pock_all_finite_many_fn)(void* context, const pock_buffer_span* buffers, size_t count,
+                                           size_t* non_finite);
+
 /* Extension "pock_synchronize" (optional, device backends): waits until every op and copy the
  * backend has accepted is done, and reports the first failure among them. A backend may run ops
  * asynchronously (a GPU stream) or batch consecutive ops into one message (a DSP), provided that

@@ -13,24 +13,26 @@ template <typename Bits, Bits kExponent>
 struct NonFinite {
   const Bits* data;
   int32_t* flag;
+  int32_t mark;
   __device__ void operator()(int64_t i) const {
-    if ((data[i] & kExponent) == kExponent) *flag = 1;
+    if ((data[i] & kExponent) == kExponent) *flag = mark;
   }
 };
 
 }  // namespace
 
-cudaError_t launch_find_non_finite(const void* data, size_t nbytes, pock_dtype dtype, int32_t* flag, cudaStream_t stream) {
+cudaError_t launch_find_non_finite(const void* data, size_t nbytes, pock_dtype dtype, int32_t* flag, int32_t mark,
+                                   cudaStream_t stream) {
   switch (dtype) {
     case POCK_F32:
       return launch_map(static_cast<int64_t>(nbytes / 4), stream,
-                        NonFinite<uint32_t, 0x7f800000u>{static_cast<const uint32_t*>(data), flag});
+                        NonFinite<uint32_t, 0x7f800000u>{static_cast<const uint32_t*>(data), flag, mark});
     case POCK_F16:
       return launch_map(static_cast<int64_t>(nbytes / 2), stream,
-                        NonFinite<uint16_t, 0x7c00u>{static_cast<const uint16_t*>(data), flag});
+                        NonFinite<uint16_t, 0x7c00u>{static_cast<const uint16_t*>(data), flag, mark});
     case POCK_BF16:
       return launch_map(static_cast<int64_t>(nbytes / 2), stream,
-                        NonFinite<uint16_t, 0x7f80u>{static_cast<const uint16_t*>(data), flag});
+                        NonFinite<uint16_t, 0x7f80u>{static_cast<const uint16_t*>(data), flag, mark});
     default:
       return cudaSuccess;  // integers are always finite
   }

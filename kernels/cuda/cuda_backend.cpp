@@ -7,6 +7,7 @@
 // Nothing throws across the boundary: every entry point catches, and reports through last_error.
 #include "kernels/cuda/cuda_backend.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <string>
@@ -256,20 +257,43 @@ pock_status synchronize(void* context) {
   }
 }
 
-int32_t all_finite(void* context, const void* data, size_t nbytes, pock_dtype dtype) {
+// One finder per buffer, launched without waiting, each marking the flag word with its buffer's
+// index + 1; then one wait for the stream: a step's check costs one synchronization, not one per
+// parameter. Recorded graph runs go first, as the host is about to look at device memory.
+int32_t all_finite_many(void* context, const pock_buffer_span* buffers, size_t count, size_t* non_finite) {
   try {
+    if ((count > 0 && !buffers) || !non_finite) {
+      return fail(context, Status(Code::kInvalidArgument, "cuda: all_finite_many needs the buffers and a place for the answer")), -1;
+    }
+    if (count >= static_cast<size_t>(INT32_MAX)) {
+      return fail(context, Status(Code::kInvalidArgument, "cuda: all_finite_many of " + std::to_string(count) + " buffers")), -1;
+    }
     Instance* in = instance(context);
     if (Status s = in->start(); !s.is_ok()) return fail(context, s), -1;
     ScopedInstance current(in);
     if (Status s = launch_recorded(context); !s.is_ok()) return fail(context, s), -1;
     *in->flag_host() = 0;
-    Status s = check(launch_find_non_finite(data, nbytes, dtype, in->flag_device(), in->stream()), "cuda: all_finite launch");
+    Status s = Status::ok();
+    for (size_t k = 0; k < count && s.is_ok(); ++k) {
+      const pock_buffer_span& b = buffers[k];
+      s = check(launch_find_non_finite(b.data, b.nbytes, b.dtype, in->flag_device(), static_cast<int32_t>(k + 1), in->stream()),
+                "cuda: all_finite launch");
+    }
     if (s.is_ok()) s = check(cudaStreamSynchronize(in->stream()), "cuda: all_finite");
     if (!s.is_ok()) return fail(context, s), -1;
-    return *in->flag_host() == 0 ? 1 : 0;
+    const int32_t found = *in->flag_host();
+    if (found == 0) return 1;
+    *non_finite = static_cast<size_t>(found - 1);
+    return 0;
   } catch (...) {
-    return -1;
+    return fail(context, Status(Code::kInternal, "cuda: unexpected failure in all_finite")), -1;
   }
+}
+
+int32_t all_finite(void* context, const void* data, size_t nbytes, pock_dtype dtype) {
+  const pock_buffer_span one{data, nbytes, dtype};
+  size_t which = 0;
+  return all_finite_many(context, &one, 1, &which);
 }
 
 size_t workspace_bytes(void* context) { return instance(context)->workspace_size(); }
@@ -284,6 +308,9 @@ void* get_proc_address(void*, const char* name) {
   if (std::strcmp(name, POCK_EXT_SYNCHRONIZE) == 0) return reinterpret_cast<void*>(static_cast<pock_synchronize_fn>(synchronize));
   if (std::strcmp(name, POCK_EXT_ALL_FINITE) == 0) return reinterpret_cast<void*>(static_cast<pock_all_finite_fn>(all_finite));
   if (std::strcmp(name, POCK_EXT_ZERO) == 0) return reinterpret_cast<void*>(static_cast<pock_zero_fn>(zero));
+  if (std::strcmp(name, POCK_EXT_ALL_FINITE_MANY) == 0) {
+    return reinterpret_cast<void*>(static_cast<pock_all_finite_many_fn>(all_finite_many));
+  }
   if (std::strcmp(name, kCudaGraphCountExtension) == 0) return reinterpret_cast<void*>(graph_count);
   if (std::strcmp(name, POCK_EXT_WORKSPACE_BYTES) == 0) {
     return reinterpret_cast<void*>(static_cast<pock_workspace_bytes_fn>(workspace_bytes));

@@ -49,7 +49,8 @@ class Instance {
   // The site recorded since the last call (0: none), cleared. Call after the stream is idle.
   int32_t take_error_site();
   const std::string& error_site_message(int32_t site) const { return sites_[static_cast<size_t>(site - 1)]; }
-  // A second mapped word, for pock_all_finite's answer.
+  // A second mapped word, for the all_finite extensions' answer: 0, or 1 + the index of a buffer
+  // found holding NaN or Inf.
   volatile int32_t* flag_host() const { return error_word_host_ + 1; }
   int32_t* flag_device() const { return error_word_device_ + 1; }
 

@@ -1,6 +1,6 @@
 // CUDA graphs for the cuda backend's steps, opt-in (POCK_CUDA_GRAPHS=1). With them, execute_op
 // only records the op; the recorded run of ops is launched when the host next looks at device
-// memory — copy, pock_synchronize, pock_all_finite — as the ABI allows a device that batches ops
+// memory — copy, pock_synchronize, the all_finite checks — as the ABI allows a device that batches ops
 // (docs/backend-abi.md, *Asynchronous devices*). The engine runs the same ops in the same order
 // every step, so the same run comes back: the second time it is captured into a graph, and from
 // then on one graph launch replaces its kernel launches. Tensor addresses never change and the

@@ -89,6 +89,7 @@ Status EngineCore::init(const uint8_t* data, size_t size, const EngineOptions& o
   train_fn_ = find_function("train");
   eval_fn_ = find_function("eval");
   POCK_RETURN_IF_ERROR(bind_ops());
+  plan_finite_check();
   // After binding: whether updates can be deferred depends on the backends that run them.
   if (train_fn_ >= 0 && options_.rollback_on_failure) POCK_RETURN_IF_ERROR(plan_snapshot());
   return Status::ok();
@@ -123,6 +124,7 @@ Status EngineCore::drop_failed_device(const Status& cause) {
   for (size_t i = 0; i < tensors_.size(); ++i) {
     if (space_of(static_cast<int32_t>(i)) == space) place_tensor(i);
   }
+  plan_finite_check();
   for (uint32_t i = 0; i < ops_.size(); ++i) {
     if (op_touches_space(i, space)) POCK_RETURN_IF_ERROR(bind_op(i));
   }

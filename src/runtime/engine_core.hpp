@@ -12,6 +12,7 @@
 #include "pock/backend.h"
 #include "pock/pock.h"
 #include "runtime/backend_set.hpp"
+#include "runtime/finite_check.hpp"
 #include "runtime/mapped_file.hpp"
 #include "runtime/memory_spaces.hpp"
 
@@ -102,6 +103,7 @@ class EngineCore {
   int32_t find_tensor(std::string_view name) const;
   int find_function(std::string_view name) const;
   Status check_trainables_finite() const;
+  void plan_finite_check();  // at open, and when a dropped device's parameters move to the host
   Status bind_copy(BoundOp& b);
   Status run_copy(const BoundOp& b) const;
   uint8_t space_of(int32_t id) const;
@@ -150,6 +152,7 @@ class EngineCore {
   Status check_update_inputs() const;
   Status run_ops(const Function& fn, size_t begin, size_t end);
   std::vector<int32_t> trainable_;
+  FiniteCheck finite_check_;  // which parameters each memory space checks after a step
   int infer_fn_ = -1, train_fn_ = -1, eval_fn_ = -1;
   int64_t* step_ = nullptr;
   std::vector<uint8_t> input_set_;  // by tensor id: set_input (or tensor_data) was called once

@@ -153,35 +153,15 @@ Status EngineCore::restore_snapshot() {
   return Status::ok();
 }
 
-Status EngineCore::check_trainables_finite() const {
+void EngineCore::plan_finite_check() {
+  std::vector<FiniteCheck::Parameter> parameters;
   for (int32_t id : trainable_) {
-    const pock_tensor_desc& t = tensors_[id];
-    if (t.dtype != POCK_F32) continue;
-    if (pock_backend_v1* device = spaces_.device(space_of(id))) {
-      // A device checks its own memory when it can (POCK_EXT_ALL_FINITE); without that the loss
-      // check stands alone for its parameters, since reading them back would be an unplanned copy.
-      void* fn = device->get_proc_address ? device->get_proc_address(device->context, POCK_EXT_ALL_FINITE) : nullptr;
-      const int32_t finite = fn ? reinterpret_cast<pock_all_finite_fn>(fn)(device->context, t.data, t.nbytes, t.dtype) : 1;
-      if (finite < 0) spaces_.set_failed_space(space_of(id));
-      if (finite < 0) return Status(Code::kBackend, "backend '" + std::string(device->name) + "' could not check parameter '" +
-                                                        view_.program->tensors()->Get(id)->name()->str() + "': " +
-                                                        device->last_error(device->context));
-      if (finite == 0) {
-        return Status(Code::kNumerical, "parameter '" + view_.program->tensors()->Get(id)->name()->str() +
-                                            "' became NaN or Inf: a gradient overflowed");
-      }
-      continue;
-    }
-    const float* v = static_cast<const float*>(t.data);
-    const size_t n = t.nbytes / sizeof(float);
-    float acc = 0.0f;
-    for (size_t i = 0; i < n; ++i) acc += v[i] * 0.0f;  // NaN or Inf anywhere makes acc NaN
-    if (std::isnan(acc)) {
-      return Status(Code::kNumerical, "parameter '" + view_.program->tensors()->Get(id)->name()->str() +
-                                          "' became NaN or Inf: a gradient overflowed");
-    }
+    const pock_tensor_desc& t = tensors_[static_cast<size_t>(id)];
+    parameters.push_back({view_.program->tensors()->Get(id)->name()->c_str(), space_of(id), {t.data, t.nbytes, t.dtype}});
   }
-  return Status::ok();
+  finite_check_.plan(parameters, spaces_);
 }
+
+Status EngineCore::check_trainables_finite() const { return finite_check_.check(spaces_); }
 
 }  // namespace pock

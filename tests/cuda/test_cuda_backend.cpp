@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,29 @@ struct LinearDesc {
     op.num_outputs = 1;
     op.outputs = &out;
   }
+};
+
+template <typename Fn>
+Fn extension(const Backend& backend, const char* name) {
+  auto fn = reinterpret_cast<Fn>(backend.b.get_proc_address(backend.b.context, name));
+  REQUIRE(fn != nullptr);
+  return fn;
+}
+
+// A device buffer of `values` (through the backend's alloc and copy), given back at scope exit.
+struct DeviceFloats {
+  const Backend& backend;
+  void* data = nullptr;
+  size_t nbytes = 0;
+  DeviceFloats(const Backend& b, const std::vector<float>& values) : backend(b), nbytes(values.size() * sizeof(float)) {
+    data = b.b.alloc(b.b.context, nbytes, 64);
+    REQUIRE(data != nullptr);
+    REQUIRE(b.b.copy(b.b.context, data, values.data(), nbytes, POCK_COPY_HOST_TO_DEVICE) == POCK_OK);
+  }
+  ~DeviceFloats() { backend.b.free(backend.b.context, data); }
+  DeviceFloats(const DeviceFloats&) = delete;
+  DeviceFloats& operator=(const DeviceFloats&) = delete;
+  pock_buffer_span span() const { return {data, nbytes, POCK_F32}; }
 };
 
 ProgramSpec compiled_spec(const std::vector<uint8_t>& blob) {
@@ -110,7 +135,8 @@ TEST_CASE("cuda is a built-in backend that fills the ABI without touching a GPU"
   CHECK(cuda.b.alloc != nullptr);
   CHECK(cuda.b.free != nullptr);
   CHECK(cuda.b.copy != nullptr);
-  for (const char* ext : {POCK_EXT_SYNCHRONIZE, POCK_EXT_ALL_FINITE, POCK_EXT_WORKSPACE_BYTES, POCK_EXT_ZERO}) {
+  for (const char* ext : {POCK_EXT_SYNCHRONIZE, POCK_EXT_ALL_FINITE, POCK_EXT_WORKSPACE_BYTES, POCK_EXT_ZERO,
+                          POCK_EXT_ALL_FINITE_MANY}) {
     INFO(ext);
     CHECK(cuda.b.get_proc_address(cuda.b.context, ext) != nullptr);
   }
@@ -155,6 +181,10 @@ TEST_CASE("cuda's first allocation says why when there is no GPU", "[cuda]") {
   LinearDesc device(POCK_MEMORY_DEVICE);
   void* handle = nullptr;
   CHECK(cuda.b.prepare_op(cuda.b.context, &device.op, &handle) != POCK_OK);
+  CHECK(std::string(cuda.b.last_error(cuda.b.context)).find("no usable GPU") != std::string::npos);
+  const pock_buffer_span span{&x, sizeof x, POCK_F32};
+  size_t which = 0;
+  CHECK(extension<pock_all_finite_many_fn>(cuda, POCK_EXT_ALL_FINITE_MANY)(cuda.b.context, &span, 1, &which) < 0);
   CHECK(std::string(cuda.b.last_error(cuda.b.context)).find("no usable GPU") != std::string::npos);
 }
 
@@ -300,4 +330,73 @@ TEST_CASE("steps replayed as CUDA graphs (the default) train as with POCK_CUDA_G
   REQUIRE(plain->engine.get_parameter("fc1.weight", a.data(), a.size() * sizeof(float)).is_ok());
   REQUIRE(graphed->engine.get_parameter("fc1.weight", b.data(), b.size() * sizeof(float)).is_ok());
   for (size_t i = 0; i < a.size(); ++i) CHECK(std::fabs(b[i] - a[i]) <= 1e-6 * (std::fabs(a[i]) + 1.0));
+}
+
+TEST_CASE("cuda's batched all-finite check names the buffer that holds NaN or Inf", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Backend cuda;
+  const auto many = extension<pock_all_finite_many_fn>(cuda, POCK_EXT_ALL_FINITE_MANY);
+  const auto one = extension<pock_all_finite_fn>(cuda, POCK_EXT_ALL_FINITE);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  // Sizes that end mid-block and span several grid strides.
+  std::vector<std::vector<float>> values;
+  for (size_t n : {1, 300, 4097, 70000, 33}) values.push_back(std::vector<float>(n, 1.5f));
+  std::vector<std::unique_ptr<DeviceFloats>> buffers;
+  std::vector<pock_buffer_span> spans;
+  for (const auto& v : values) {
+    buffers.push_back(std::make_unique<DeviceFloats>(cuda, v));
+    spans.push_back(buffers.back()->span());
+  }
+  size_t which = 99;
+  CHECK(many(cuda.b.context, spans.data(), spans.size(), &which) == 1);
+  CHECK(many(cuda.b.context, spans.data(), 0, &which) == 1);
+
+  // A NaN near the end of the third buffer: the answer names it, and only it.
+  values[2][4000] = nan;
+  buffers[2] = std::make_unique<DeviceFloats>(cuda, values[2]);
+  spans[2] = buffers[2]->span();
+  CHECK(many(cuda.b.context, spans.data(), spans.size(), &which) == 0);
+  CHECK(which == 2);
+  CHECK(one(cuda.b.context, spans[2].data, spans[2].nbytes, POCK_F32) == 0);
+  CHECK(one(cuda.b.context, spans[3].data, spans[3].nbytes, POCK_F32) == 1);
+  // A second bad buffer (an Inf in the fifth): either is a right answer.
+  values[4][0] = -inf;
+  buffers[4] = std::make_unique<DeviceFloats>(cuda, values[4]);
+  spans[4] = buffers[4]->span();
+  CHECK(many(cuda.b.context, spans.data(), spans.size(), &which) == 0);
+  CHECK((which == 2 || which == 4));
+  // Without the third, the fifth.
+  std::vector<pock_buffer_span> rest = {spans[0], spans[1], spans[3], spans[4]};
+  CHECK(many(cuda.b.context, rest.data(), rest.size(), &which) == 0);
+  CHECK(which == 3);
+  CHECK(many(cuda.b.context, spans.data(), spans.size(), nullptr) < 0);
+  CHECK(std::string(cuda.b.last_error(cuda.b.context)).find("all_finite_many") != std::string::npos);
+}
+
+TEST_CASE("cuda's batched all-finite check sees what recorded graph runs wrote", "[cuda]") {
+  if (skip_without_gpu()) return;
+  unsetenv("POCK_CUDA_GRAPHS");  // the default: execute_op only records
+  Backend cuda;
+  LinearDesc linear(POCK_MEMORY_DEVICE);
+  std::vector<float> x(8 * 16, 0.25f), w(4 * 16, -0.5f), b(4, 0.125f), y(8 * 4, 0.0f);
+  x[17] = std::numeric_limits<float>::quiet_NaN();  // row 1 of y becomes NaN
+  DeviceFloats dx(cuda, x), dw(cuda, w), db(cuda, b), dy(cuda, y);
+  linear.in[0].data = dx.data;
+  linear.in[1].data = dw.data;
+  linear.in[2].data = db.data;
+  linear.out.data = dy.data;
+  for (pock_tensor_desc* t : {&linear.in[0], &linear.in[1], &linear.in[2], &linear.out}) {
+    size_t n = 1;
+    for (int r = 0; r < t->rank; ++r) n *= static_cast<size_t>(t->dims[r]);
+    t->nbytes = n * sizeof(float);
+  }
+  void* handle = nullptr;
+  REQUIRE(cuda.b.prepare_op(cuda.b.context, &linear.op, &handle) == POCK_OK);
+  REQUIRE(cuda.b.execute_op(cuda.b.context, handle, &linear.op) == POCK_OK);
+  // y was all zeros before the op: only a check that runs what was recorded first sees the NaN.
+  const pock_buffer_span spans[] = {dw.span(), db.span(), dy.span()};
+  size_t which = 99;
+  CHECK(extension<pock_all_finite_many_fn>(cuda, POCK_EXT_ALL_FINITE_MANY)(cuda.b.context, spans, 3, &which) == 0);
+  CHECK(which == 2);
+  cuda.b.release_op(cuda.b.context, handle);
 }

@@ -1,6 +1,7 @@
 // The plugin's memory space through the ABI: alloc carves aligned buffers from the shared region
 // and reuses freed ones, says why when the region is full; copy moves bytes in every direction
-// and refuses pointers outside the region; all_finite sees NaN and Inf; a copy into memory that a
+// and refuses pointers outside the region; all_finite sees NaN and Inf, all_finite_many says in
+// which buffer; a copy into memory that a
 // queued op still reads runs that op first (and only then), so lazy batching never reorders the
 // schedule. A compiler that only asks supports_op starts no DSP process.
 #include <cmath>
@@ -64,6 +65,33 @@ TEST_CASE("hexagon memory: all_finite checks the region", "[hexagon][memory]") {
   }
   CHECK(all_finite(b.context, v.data(), 256, POCK_F32) < 0);  // not its memory
   b.free(b.context, p);
+}
+
+TEST_CASE("hexagon memory: all_finite_many names the buffer that holds NaN or Inf", "[hexagon][memory]") {
+  if (!hexagon_available()) return;
+  BackendEntry entry = load_hexagon();
+  pock_backend_v1& b = *entry.backend;
+  auto many = extension<pock_all_finite_many_fn>(b, POCK_EXT_ALL_FINITE_MANY);
+  REQUIRE(many != nullptr);
+  std::vector<pock_buffer_span> spans;
+  std::vector<float> v(64, 1.0f);
+  for (int k = 0; k < 4; ++k) {
+    void* p = b.alloc(b.context, v.size() * sizeof(float), 64);
+    REQUIRE(p != nullptr);
+    REQUIRE(b.copy(b.context, p, v.data(), 256, POCK_COPY_HOST_TO_DEVICE) == POCK_OK);
+    spans.push_back({p, 256, POCK_F32});
+  }
+  size_t which = 99;
+  CHECK(many(b.context, spans.data(), spans.size(), &which) == 1);
+  v[60] = std::numeric_limits<float>::infinity();
+  REQUIRE(b.copy(b.context, const_cast<void*>(spans[2].data), v.data(), 256, POCK_COPY_HOST_TO_DEVICE) == POCK_OK);
+  CHECK(many(b.context, spans.data(), spans.size(), &which) == 0);
+  CHECK(which == 2);
+  std::vector<pock_buffer_span> outside = spans;
+  outside[3].data = v.data();  // not its memory
+  CHECK(many(b.context, outside.data(), outside.size(), &which) < 0);
+  CHECK(std::string(b.last_error(b.context)).find("outside the shared region") != std::string::npos);
+  for (const pock_buffer_span& s : spans) b.free(b.context, const_cast<void*>(s.data));
 }
 
 TEST_CASE("hexagon memory: a copy into memory a queued op reads runs that op first", "[hexagon][memory]") {

@@ -3,7 +3,9 @@
 // ref-only run step by step, full BP and sparse; each step copies exactly what the plan
 // scheduled and allocates nothing; parameters and checkpoints reach device memory through copy;
 // a device that dies mid-step leaves the weights of the last good step and training goes on on the
-// host; the blob opened without the device trains the same.
+// host; the blob opened without the device trains the same; after each step the device checks its
+// parameters for NaN/Inf in one call (or one per parameter, without the batched extension), and a
+// NaN it finds fails the step with the parameter's name and rolls it back in device memory.
 #include <catch2/catch.hpp>
 
 #include <dlfcn.h>
@@ -16,6 +18,7 @@
 #include "blob/reader.hpp"
 #include "pock/backend.h"
 #include "pock/engine.hpp"
+#include "support/counting_new.hpp"
 #include "tests/runtime/test_device/test_device.h"
 #include "train/sparse_models.hpp"
 
@@ -30,6 +33,7 @@ const std::string kDevice = POCK_TEST_DEVICE_PLUGIN;
 struct DeviceHooks {
   test_device_counters_fn counters = nullptr;
   test_device_fail_after_fn fail_after = nullptr;
+  test_device_poison_after_fn poison_after = nullptr;
   test_device_counts read() const {
     test_device_counts c{};
     counters(&c);
@@ -43,11 +47,39 @@ DeviceHooks device_hooks() {
   DeviceHooks hooks;
   hooks.counters = reinterpret_cast<test_device_counters_fn>(dlsym(library, TEST_DEVICE_COUNTERS));
   hooks.fail_after = reinterpret_cast<test_device_fail_after_fn>(dlsym(library, TEST_DEVICE_FAIL_AFTER));
+  hooks.poison_after = reinterpret_cast<test_device_poison_after_fn>(dlsym(library, TEST_DEVICE_POISON_AFTER));
   dlclose(library);  // the engine keeps it loaded
   REQUIRE(hooks.counters != nullptr);
   REQUIRE(hooks.fail_after != nullptr);
+  REQUIRE(hooks.poison_after != nullptr);
   return hooks;
 }
+
+constexpr int32_t kBothChecks = TEST_DEVICE_OFFERS_ALL_FINITE | TEST_DEVICE_OFFERS_ALL_FINITE_MANY;
+
+// While it lives, the device offers only `extensions` of the two all-finite ones to the engines
+// that open it. It holds the library loaded, so that the setting outlives the compiler's load and
+// unload of the plugin and reaches the engine's.
+class OfferedChecks {
+ public:
+  explicit OfferedChecks(int32_t extensions) {
+    library_ = dlopen(kDevice.c_str(), RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(library_ != nullptr);
+    offer_ = reinterpret_cast<test_device_offer_fn>(dlsym(library_, TEST_DEVICE_OFFER));
+    REQUIRE(offer_ != nullptr);
+    offer_(extensions);
+  }
+  ~OfferedChecks() {
+    offer_(kBothChecks);
+    dlclose(library_);
+  }
+  OfferedChecks(const OfferedChecks&) = delete;
+  OfferedChecks& operator=(const OfferedChecks&) = delete;
+
+ private:
+  void* library_ = nullptr;
+  test_device_offer_fn offer_ = nullptr;
+};
 
 // One workload: a model, a recipe, its batches.
 struct Workload {
@@ -298,6 +330,89 @@ TEST_CASE("a blob compiled for the device trains the same without it", "[runtime
         const float got = step(*fallback.engine, w, s);
         const float want = step(*reference.engine, w, s);
         CHECK(std::fabs(got - want) <= 1e-5f * std::max(1.0f, std::fabs(want)));
+      }
+    }
+  }
+}
+
+TEST_CASE("after a step the device checks its parameters in one call, and a NaN there rolls the step back",
+          "[runtime][memory_spaces]") {
+  struct Mode {
+    const char* name;
+    int32_t offered;
+  };
+  for (const Workload& w : {workloads()[0], workloads()[2]}) {
+    for (const Mode mode : {Mode{"batched", kBothChecks}, Mode{"per parameter", TEST_DEVICE_OFFERS_ALL_FINITE},
+                            Mode{"neither: the loss check alone", 0}}) {
+      SECTION(w.name + ", " + mode.name) {
+        const OfferedChecks offered(mode.offered);
+        Trainer device = open(w, true);
+        Trainer reference = open(w, false);
+        const ProgramSpec spec = spec_of(device.blob);
+        const std::vector<std::string> names = trainable_names(spec);
+        int64_t on_device = 0;
+        for (const TensorSpec& t : spec.tensors) on_device += t.trainable && t.space == 1 && t.dtype == DType::kF32;
+        REQUIRE(on_device > 1);
+
+        // Calls per step: one in all (batched), one per device parameter, or none; and after the
+        // first step, no allocation on the host (the lists were made at open).
+        const DeviceHooks hooks = device_hooks();
+        for (int s = 0; s < 2; ++s) {
+          REQUIRE(w.feed(*device.engine, s).is_ok());
+          const test_device_counts before = hooks.read();
+          Result<float> loss = 0.0f;
+          const long allocations = allocations_during([&] { loss = device.engine->train_step(); });
+          const test_device_counts after = hooks.read();
+          INFO(loss.status().message());
+          REQUIRE(loss.is_ok());
+          if (s > 0) CHECK(allocations == 0);
+          step(*reference.engine, w, s);
+          const int64_t many = after.all_finite_many_calls - before.all_finite_many_calls;
+          const int64_t one = after.all_finite_calls - before.all_finite_calls;
+          INFO(many << " batched and " << one << " per-parameter calls in step " << s);
+          CHECK(many == (mode.offered == kBothChecks ? 1 : 0));
+          CHECK(after.all_finite_many_buffers - before.all_finite_many_buffers == (mode.offered == kBothChecks ? on_device : 0));
+          CHECK(one == (mode.offered == TEST_DEVICE_OFFERS_ALL_FINITE ? on_device : 0));
+        }
+        std::vector<std::vector<float>> good;
+        for (const std::string& n : names) good.push_back(parameter(*device.engine, n));
+
+        // The device's update of one of its parameters overflows.
+        std::string update, poisoned;
+        for (const OpSpec& op : spec.ops) {
+          if (op.op == "SgdUpdate" && op.backend == "testdev" && update.empty()) {
+            update = op.name;
+            poisoned = spec.tensors[static_cast<size_t>(op.inputs[0])].name;
+          }
+        }
+        REQUIRE(!update.empty());
+        INFO("NaN in '" << poisoned << "' after '" << update << "'");
+        hooks.poison_after(update.c_str());
+        REQUIRE(w.feed(*device.engine, 2).is_ok());
+        auto poisoned_step = device.engine->train_step();
+        if (mode.offered == 0) {
+          CHECK(poisoned_step.is_ok());  // nothing looked at the device's parameters
+          CHECK(std::isnan(parameter(*device.engine, poisoned)[0]));
+          continue;
+        }
+        REQUIRE(!poisoned_step.is_ok());
+        CHECK(poisoned_step.status().code() == Code::kNumerical);
+        CHECK_THAT(poisoned_step.status().message(), Catch::Contains("parameter '" + poisoned + "' became NaN or Inf"));
+        CHECK_THAT(poisoned_step.status().message(), Catch::Contains("as before the step"));
+        CHECK(device.engine->step() == 2);
+        for (size_t i = 0; i < names.size(); ++i) {
+          INFO(names[i]);
+          CHECK(parameter(*device.engine, names[i]) == good[i]);  // exactly the last good step's
+        }
+        // The device stays, and the same batch again follows the reference.
+        for (const BackendInfo& b : device.engine->backends()) {
+          if (b.name == "testdev") CHECK((b.status.is_ok() && b.ops_bound > 0));
+        }
+        for (int s = 2; s < 4; ++s) {
+          const float got = step(*device.engine, w, s);
+          const float want = step(*reference.engine, w, s);
+          CHECK(std::fabs(got - want) <= 1e-5f * std::max(1.0f, std::fabs(want)));
+        }
       }
     }
   }

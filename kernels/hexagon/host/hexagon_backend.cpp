@@ -116,6 +116,14 @@ int32_t all_finite(void* context, const void* data, size_t nbytes, pock_dtype dt
   return device(context)->all_finite(data, nbytes, dtype);
 }
 
+int32_t all_finite_many(void* context, const pock_buffer_span* buffers, size_t count, size_t* non_finite) {
+  if ((count > 0 && !buffers) || !non_finite) {
+    device(context)->set_error("hexagon: all_finite_many needs the buffers and a place for the answer");
+    return -1;
+  }
+  return device(context)->all_finite_many(buffers, count, non_finite);
+}
+
 void counters(void* context, pock_hexagon_counters* out) {
   if (out) *out = device(context)->counters();
 }
@@ -126,6 +134,7 @@ void* get_proc_address(void*, const char* name) {
   if (!name) return nullptr;
   if (std::strcmp(name, POCK_EXT_SYNCHRONIZE) == 0) return reinterpret_cast<void*>(synchronize);
   if (std::strcmp(name, POCK_EXT_ALL_FINITE) == 0) return reinterpret_cast<void*>(all_finite);
+  if (std::strcmp(name, POCK_EXT_ALL_FINITE_MANY) == 0) return reinterpret_cast<void*>(all_finite_many);
   if (std::strcmp(name, POCK_HEXAGON_EXT_COUNTERS) == 0) return reinterpret_cast<void*>(counters);
   if (std::strcmp(name, POCK_HEXAGON_EXT_INJECT_FAULT) == 0) return reinterpret_cast<void*>(inject_fault);
   return nullptr;

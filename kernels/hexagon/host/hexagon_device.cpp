@@ -261,16 +261,30 @@ pock_status HexagonDevice::enqueue(const PreparedOp& op) {
 pock_status HexagonDevice::synchronize() { return flush(); }
 
 int32_t HexagonDevice::all_finite(const void* data, size_t nbytes, pock_dtype dtype) {
-  if (!region_.contains(data, nbytes)) {
-    error_ = "hexagon: all_finite on memory outside the shared region";
-    return -1;
+  const pock_buffer_span one{data, nbytes, dtype};
+  size_t which = 0;
+  return all_finite_many(&one, 1, &which);
+}
+
+int32_t HexagonDevice::all_finite_many(const pock_buffer_span* buffers, size_t count, size_t* non_finite) {
+  for (size_t k = 0; k < count; ++k) {
+    if (!region_.contains(buffers[k].data, buffers[k].nbytes)) {
+      error_ = "hexagon: all_finite on memory outside the shared region";
+      return -1;
+    }
   }
+  // One flush for all: the queued ops must have written what is read here.
   if (!pending_.empty() && flush() != POCK_OK) return -1;
-  if (dtype != POCK_F32) return 1;
   // The host reads the shared region directly: one pass, no message, as the region is mapped here.
-  const auto* v = static_cast<const float*>(data);
-  for (size_t i = 0; i < nbytes / sizeof(float); ++i) {
-    if (!std::isfinite(v[i])) return 0;
+  for (size_t k = 0; k < count; ++k) {
+    if (buffers[k].dtype != POCK_F32) continue;
+    const auto* v = static_cast<const float*>(buffers[k].data);
+    for (size_t i = 0; i < buffers[k].nbytes / sizeof(float); ++i) {
+      if (!std::isfinite(v[i])) {
+        *non_finite = k;
+        return 0;
+      }
+    }
   }
   return 1;
 }

@@ -44,6 +44,8 @@ class HexagonDevice {
   pock_status enqueue(const PreparedOp& op);
   pock_status synchronize();
   int32_t all_finite(const void* data, size_t nbytes, pock_dtype dtype);
+  // Every buffer at once: one flush of the queue, then a scan of each (see pock_all_finite_many).
+  int32_t all_finite_many(const pock_buffer_span* buffers, size_t count, size_t* non_finite);
 
   void arm_fault(uint32_t fault) { armed_fault_ = fault; }
   pock_hexagon_counters counters() const;

@@ -3,7 +3,8 @@
 // faults the test. Its ops run on kernels/ref (linked in), so a model trained partly on it must
 // equal a ref-only run. It claims a fixed set of ops (convolutions, linear layers and matmuls with
 // their gradients, Relu and its mask ops, the optimizer updates): about half of a CNN's or a
-// transformer block's ops. Counters and a fault hook are plain C functions (test_device.h).
+// transformer block's ops. Counters, a fault hook, a NaN planter and a switch for the all-finite
+// extensions it offers are plain C functions (test_device.h).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -24,6 +25,8 @@ struct Device {
   std::map<void*, size_t> buffers;
   test_device_counts counters{};
   int64_t fail_in = -1;  // executes until the device dies; -1: never
+  int32_t offers = TEST_DEVICE_OFFERS_ALL_FINITE | TEST_DEVICE_OFFERS_ALL_FINITE_MANY;
+  std::string poison_after;  // an op's name; empty: none
   bool dead = false;
   std::string error;
 };
@@ -76,6 +79,12 @@ pock_status execute_op(void*, void* handle, const pock_op_desc* op) {
   Unprotected open;
   const pock_status s = g_device.ref.execute_op(g_device.ref.context, handle, op);
   if (s != POCK_OK) g_device.error = g_device.ref.last_error(g_device.ref.context);
+  if (s == POCK_OK && !g_device.poison_after.empty() && g_device.poison_after == op->name && op->num_inputs > 0 &&
+      op->inputs[0].dtype == POCK_F32 && op->inputs[0].nbytes >= sizeof(float)) {
+    const float nan = std::nanf("");
+    std::memcpy(op->inputs[0].data, &nan, sizeof nan);
+    g_device.poison_after.clear();
+  }
   return s;
 }
 
@@ -114,12 +123,31 @@ pock_status copy(void*, void* dst, const void* src, size_t nbytes, int32_t direc
   return POCK_OK;
 }
 
-int32_t all_finite(void*, const void* data, size_t nbytes, pock_dtype dtype) {
-  if (dtype != POCK_F32) return 1;
-  Unprotected open;
+bool finite(const void* data, size_t nbytes, pock_dtype dtype) {
+  if (dtype != POCK_F32) return true;
   const float* v = static_cast<const float*>(data);
   for (size_t i = 0; i < nbytes / sizeof(float); ++i) {
-    if (!std::isfinite(v[i])) return 0;
+    if (!std::isfinite(v[i])) return false;
+  }
+  return true;
+}
+
+int32_t all_finite(void*, const void* data, size_t nbytes, pock_dtype dtype) {
+  ++g_device.counters.all_finite_calls;
+  Unprotected open;
+  return finite(data, nbytes, dtype) ? 1 : 0;
+}
+
+// Answers with the last bad buffer, not the first, so that a caller that assumes "first" is caught.
+int32_t all_finite_many(void*, const pock_buffer_span* buffers, size_t count, size_t* non_finite) {
+  ++g_device.counters.all_finite_many_calls;
+  g_device.counters.all_finite_many_buffers += static_cast<int64_t>(count);
+  Unprotected open;
+  for (size_t k = count; k-- > 0;) {
+    if (!finite(buffers[k].data, buffers[k].nbytes, buffers[k].dtype)) {
+      *non_finite = k;
+      return 0;
+    }
   }
   return 1;
 }
@@ -127,7 +155,11 @@ int32_t all_finite(void*, const void* data, size_t nbytes, pock_dtype dtype) {
 const char* last_error(void*) { return g_device.error.c_str(); }
 
 void* get_proc_address(void*, const char* name) {
-  if (std::strcmp(name, POCK_EXT_ALL_FINITE) == 0) return reinterpret_cast<void*>(all_finite);
+  const int32_t offers = g_device.offers;
+  if ((offers & TEST_DEVICE_OFFERS_ALL_FINITE) && std::strcmp(name, POCK_EXT_ALL_FINITE) == 0) return reinterpret_cast<void*>(all_finite);
+  if ((offers & TEST_DEVICE_OFFERS_ALL_FINITE_MANY) && std::strcmp(name, POCK_EXT_ALL_FINITE_MANY) == 0) {
+    return reinterpret_cast<void*>(all_finite_many);
+  }
   return nullptr;
 }
 
@@ -165,5 +197,11 @@ __attribute__((visibility("default"))) pock_status pock_backend_init_v1(pock_bac
 __attribute__((visibility("default"))) void test_device_counters(test_device_counts* out) { *out = g_device.counters; }
 
 __attribute__((visibility("default"))) void test_device_fail_after(int64_t n) { g_device.fail_in = n; }
+
+__attribute__((visibility("default"))) void test_device_offer(int32_t extensions) { g_device.offers = extensions; }
+
+__attribute__((visibility("default"))) void test_device_poison_after(const char* op_name) {
+  g_device.poison_after = op_name ? op_name : "";
+}
 
 }  // extern "C"

@@ -1,0 +1,90 @@
+#include "runtime/finite_check.hpp"
+
+#include <cmath>
+#include <string>
+
+namespace pock {
+namespace {
+
+Status non_finite(const char* name) {
+  return Status(Code::kNumerical, "parameter '" + std::string(name) + "' became NaN or Inf: a gradient overflowed");
+}
+
+template <typename Fn>
+Fn extension(pock_backend_v1* device, const char* name) {
+  return device->get_proc_address ? reinterpret_cast<Fn>(device->get_proc_address(device->context, name)) : nullptr;
+}
+
+}  // namespace
+
+void FiniteCheck::plan(const std::vector<Parameter>& parameters, const MemorySpaces& spaces) {
+  groups_.clear();
+  for (const Parameter& p : parameters) {
+    if (p.span.dtype != POCK_F32) continue;  // the host scan reads f32; the other dtypes are not trained in place
+    pock_backend_v1* device = spaces.device(p.space);
+    const uint8_t space = device ? p.space : 0;  // host memory (an absent device's included) is all one
+    Group* g = nullptr;
+    for (Group& existing : groups_) {
+      if (existing.space == space) g = &existing;
+    }
+    if (!g) {
+      Group added;
+      added.space = space;
+      added.device = device;
+      if (device) {
+        added.many = extension<pock_all_finite_many_fn>(device, POCK_EXT_ALL_FINITE_MANY);
+        added.one = extension<pock_all_finite_fn>(device, POCK_EXT_ALL_FINITE);
+      }
+      groups_.push_back(std::move(added));
+      g = &groups_.back();
+    }
+    g->buffers.push_back(p.span);
+    g->names.push_back(p.name);
+  }
+}
+
+Status FiniteCheck::check(const MemorySpaces& spaces) const {
+  for (const Group& g : groups_) {
+    POCK_RETURN_IF_ERROR(g.device ? check_device(g, spaces) : check_host(g));
+  }
+  return Status::ok();
+}
+
+Status FiniteCheck::check_host(const Group& g) {
+  for (size_t k = 0; k < g.buffers.size(); ++k) {
+    const float* v = static_cast<const float*>(g.buffers[k].data);
+    const size_t n = g.buffers[k].nbytes / sizeof(float);
+    float acc = 0.0f;
+    for (size_t i = 0; i < n; ++i) acc += v[i] * 0.0f;  // NaN or Inf anywhere makes acc NaN
+    if (std::isnan(acc)) return non_finite(g.names[k]);
+  }
+  return Status::ok();
+}
+
+Status FiniteCheck::check_device(const Group& g, const MemorySpaces& spaces) {
+  pock_backend_v1* d = g.device;
+  auto failed = [&](const std::string& what) {
+    spaces.set_failed_space(g.space);
+    return Status(Code::kBackend, "backend '" + std::string(d->name) + "' could not check " + what);
+  };
+  if (g.many) {
+    size_t which = g.buffers.size();
+    const int32_t finite = g.many(d->context, g.buffers.data(), g.buffers.size(), &which);
+    if (finite < 0) return failed("the " + std::to_string(g.buffers.size()) + " trained parameters in its memory: " + d->last_error(d->context));
+    if (finite > 0) return Status::ok();
+    if (which >= g.buffers.size()) {
+      return failed("its trained parameters: it found NaN or Inf in buffer " + std::to_string(which) + " of " +
+                    std::to_string(g.buffers.size()));
+    }
+    return non_finite(g.names[which]);
+  }
+  if (!g.one) return Status::ok();  // the loss check stands alone for this device
+  for (size_t k = 0; k < g.buffers.size(); ++k) {
+    const int32_t finite = g.one(d->context, g.buffers[k].data, g.buffers[k].nbytes, g.buffers[k].dtype);
+    if (finite < 0) return failed("parameter '" + std::string(g.names[k]) + "': " + d->last_error(d->context));
+    if (finite == 0) return non_finite(g.names[k]);
+  }
+  return Status::ok();
+}
+
+}  // namespace pock
