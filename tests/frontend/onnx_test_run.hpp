@@ -20,6 +20,22 @@ inline Result<Graph> import_model(const OnnxModel& m, const OnnxImportOptions& o
   return import_onnx_bytes(bytes.data(), bytes.size(), options);
 }
 
+// `m` imported; the test stops, showing the importer's message, when it is refused.
+inline Graph import_ok(const OnnxModel& m) {
+  auto g = import_model(m);
+  INFO(g.status().message());
+  REQUIRE(g.is_ok());
+  return std::move(g.value());
+}
+
+// The importer's message for `m`, which must be refused.
+inline std::string import_error(const OnnxModel& m) {
+  auto g = import_model(m);
+  REQUIRE_FALSE(g.is_ok());
+  INFO(g.status().message());
+  return g.status().message();
+}
+
 // The op of every node of `g`, in order: what an import test expects a model to become.
 inline std::vector<std::string> ops_of(const Graph& g) {
   std::vector<std::string> ops;

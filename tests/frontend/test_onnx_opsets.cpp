@@ -10,7 +10,9 @@
 #include "frontend/onnx_test_run.hpp"
 
 using namespace pock;
+using pock::testing::import_error;
 using pock::testing::import_model;
+using pock::testing::import_ok;
 using pock::testing::infer_one;
 using pock::testing::OnnxModel;
 
@@ -48,21 +50,6 @@ OnnxModel one_node(int64_t opset, const std::string& op, const std::vector<int64
   return m;
 }
 
-Graph import_ok(const OnnxModel& m) {
-  auto g = import_model(m);
-  INFO(g.status().message());
-  REQUIRE(g.is_ok());
-  return std::move(g.value());
-}
-
-// The error of importing `m`, which must fail.
-std::string import_error(const OnnxModel& m) {
-  auto g = import_model(m);
-  REQUIRE_FALSE(g.is_ok());
-  INFO(g.status().message());
-  return g.status().message();
-}
-
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 void check_near(const std::vector<float>& got, const std::vector<double>& want) {
@@ -98,14 +85,13 @@ TEST_CASE("a model below opset 7 imports when its ops are the same at 7", "[onnx
   same.output("y");
   CHECK(infer_one(import_ok(same), "x", {-1, 2}, "y") == std::vector<float>{0, 2});
 
+  // Ops that changed by 7 are converted by onnx's version converter: test_onnx_legacy_opsets.cpp.
   OnnxModel changed(6);  // Add-6 broadcasts only with `broadcast` = 1; Add-7 always does
   changed.input("x", {2});
   changed.node("Relu", {"x"}, {"r"});
   changed.node("Add", {"r", "x"}, {"y"}, "add");
   changed.output("y");
-  const std::string msg = import_error(changed);
-  CHECK(has(msg, "opset 6"));
-  CHECK(has(msg, "'add' (Add) is Add-6"));
+  CHECK(infer_one(import_ok(changed), "x", {-1, 2}, "y") == std::vector<float>{-1, 4});
 }
 
 TEST_CASE("an op used before ONNX defines it is refused with the opset that does", "[onnx][opset]") {

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unordered_set>
 
 namespace pock::conformance {
 namespace fs = std::filesystem;
@@ -58,17 +59,30 @@ Result<std::vector<NamedTensor>> read_tensors(const fs::path& dir, const std::st
   return out;
 }
 
+// The inputs a caller feeds: old exporters (IR version < 4) also list each initializer as a graph
+// input, which the data sets skip, as onnx's backend runner does.
+google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> fed_inputs(const onnx::GraphProto& graph) {
+  std::unordered_set<std::string> initialized;
+  for (const auto& t : graph.initializer()) initialized.insert(t.name());
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> fed;
+  for (const auto& v : graph.input()) {
+    if (!initialized.count(v.name())) *fed.Add() = v;
+  }
+  return fed;
+}
+
 }  // namespace
 
 Result<NodeTestCase> read_node_test_case(const std::string& case_dir) {
   POCK_ASSIGN_OR_RETURN(onnx::ModelProto model, parse_file<onnx::ModelProto>(fs::path(case_dir) / "model.onnx"));
+  const auto inputs = fed_inputs(model.graph());
   NodeTestCase c;
   for (int n = 0;; ++n) {
     const fs::path dir = fs::path(case_dir) / ("test_data_set_" + std::to_string(n));
     if (!fs::is_directory(dir)) break;
     DataSet d;
     d.dir = dir.string();
-    POCK_ASSIGN_OR_RETURN(d.inputs, read_tensors(dir, "input", model.graph().input()));
+    POCK_ASSIGN_OR_RETURN(d.inputs, read_tensors(dir, "input", inputs));
     POCK_ASSIGN_OR_RETURN(d.outputs, read_tensors(dir, "output", model.graph().output()));
     c.data_sets.push_back(std::move(d));
   }

@@ -1,6 +1,6 @@
 // One ONNX backend node test case on disk (the layout of onnx's `cmd_tools generate-data`):
 // CASE/model.onnx and CASE/test_data_set_N/{input,output}_K.pb, one TensorProto per file, K in
-// the order of the graph's inputs and outputs.
+// the order of the graph's inputs (those without an initializer) and outputs.
 #pragma once
 #include <string>
 #include <vector>

@@ -1,15 +1,21 @@
 #!/usr/bin/python3
-"""Runs ONNX's backend node tests through pock and compares the failures with docs/onnx.md.
+"""Runs ONNX's backend tests through pock and compares the failures with docs/onnx.md.
+
+Two suites, each with its own table in docs/onnx.md: `node` (the default), the node tests that
+onnx's generator writes (generate_node_tests.py), and `stored`, the cases onnx ships as files in
+its pip wheel (stored_test_cases.py: the PyTorch-exported layer tests and small models), read from
+--onnx-data.
 
 Each case runs in its own run_onnx_node_test process with a timeout, so that a crash or a hang
 is one failure with its reason. Exit status: 0 when the failures are exactly the listed ones,
 1 when a case fails that is not listed or a listed one passes (both are named), 77 (skipped)
-when this python cannot import onnx.
+when this python cannot import onnx, or for `stored` when --onnx-data holds no stored cases.
 
   run_conformance.py --runner BUILD/tests/onnx_conformance/run_onnx_node_test \\
       --cases BUILD/tests/onnx_conformance/cases --expected docs/onnx.md [--update]
+  run_conformance.py --suite stored --onnx-data ONNX_WHEEL_OR_FOLDER_OR_PYTHON ... (the same)
 
---update rewrites the expected-failure table and the summary in docs/onnx.md from this run.
+--update rewrites the suite's expected-failure table and summary in docs/onnx.md from this run.
 """
 import argparse
 import collections
@@ -23,9 +29,14 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGET_PASS_RATE = 90.0
-FAILURES_BEGIN, FAILURES_END = "<!-- conformance-failures:begin -->", "<!-- conformance-failures:end -->"
-SUMMARY_BEGIN, SUMMARY_END = "<!-- conformance-summary:begin -->", "<!-- conformance-summary:end -->"
+# Each suite's table and summary in docs/onnx.md lie between its own pair of markers.
+TABLE_PREFIX = {"node": "conformance", "stored": "stored-conformance"}
 REASON_MAX = 160  # characters of a reason kept in the table: the start names the problem
+
+
+def markers(suite, part):
+    """The begin and end markers of a suite's `failures` table or `summary` in docs/onnx.md."""
+    return tuple(f"<!-- {TABLE_PREFIX[suite]}-{part}:{end} -->" for end in ("begin", "end"))
 
 
 BOUND_SUFFIX = re.compile(r" \(bound: ([^)]*)\)$")
@@ -114,17 +125,18 @@ def op_under_test(case_dir, name):
     return ops[-1] if ops else "(no node)"
 
 
-def read_expected(docs_path):
-    """{case: reason} from the table between the failure markers of docs/onnx.md."""
+def read_expected(docs_path, suite):
+    """{case: reason} from the suite's table between its failure markers in docs/onnx.md."""
+    begin, end = markers(suite, "failures")
     with open(docs_path) as f:
         text = f.read()
-    if FAILURES_BEGIN not in text or FAILURES_END not in text:
-        sys.exit(f"{docs_path}: no expected-failure table (markers {FAILURES_BEGIN} ... {FAILURES_END})")
-    table = text[text.index(FAILURES_BEGIN) + len(FAILURES_BEGIN):text.index(FAILURES_END)]
+    if begin not in text or end not in text:
+        sys.exit(f"{docs_path}: no expected-failure table (markers {begin} ... {end})")
+    table = text[text.index(begin) + len(begin):text.index(end)]
     expected = {}
     for row in table.splitlines():
         cells = [c.strip() for c in row.strip().strip("|").split("|")]
-        if len(cells) >= 2 and cells[0].startswith("test_"):
+        if len(cells) >= 2 and cells[0] != "case" and cells[0].strip("-"):
             expected[cells[0].strip("`")] = cells[1]
     return expected
 
@@ -133,11 +145,13 @@ def replace_between(text, begin, end, body):
     return text[:text.index(begin) + len(begin)] + "\n" + body + text[text.index(end):]
 
 
-def summary_text(results, ops, header, bound):
+def summary_text(results, header, bound, breakdown):
+    """The summary: pass rate, the passing cases that needed bound inputs, the failures by
+    category, then `breakdown` (lines: the suite's own table)."""
     total = len(results)
     failing = {n: r for n, r in results.items() if r is not None}
     passed = total - len(failing)
-    lines = [f"{header}: **{total} cases, {passed} pass ({100.0 * passed / total:.1f} %)**, "
+    lines = [f"{header}: **{total} cases, {passed} pass ({100.0 * passed / max(1, total):.1f} %)**, "
              f"target >= {TARGET_PASS_RATE:g} %.", ""]
     passed_bound = sorted(n for n, inputs in bound.items() if inputs and results[n] is None)
     if passed_bound:
@@ -146,85 +160,98 @@ def summary_text(results, ops, header, bound):
                   "test's value, as `pockc compile --bind` does, and imports again. Case (bound inputs):", "",
                   ", ".join(f"{n} ({', '.join(bound[n])})" for n in passed_bound), ""]
     lines += ["| failure category | cases |", "|---|---|"]
-    kinds = {name: failure_kind(r) for name, r in failing.items()}
-    for kind, n in sorted(collections.Counter(kinds.values()).items(), key=lambda kn: (-kn[1], kn[0])):
+    kinds = collections.Counter(failure_kind(r) for r in failing.values())
+    for kind, n in sorted(kinds.items(), key=lambda kn: (-kn[1], kn[0])):
         lines.append(f"| {kind} | {n} |")
+    return "\n".join(lines + [""] + breakdown) + "\n"
+
+
+def ops_breakdown(results, ops):
+    """The node suite's table: the ops with the most failing cases."""
+    failing = [name for name, r in results.items() if r is not None]
     opset_kind = "import refused: " + IMPORT_REFUSAL_KINDS[0][1]
-    lines += ["", "Ops with the most failing cases (an `_expanded` case counts for the op it expands; "
-              "*opset*: of those, refused for the opset alone):", "",
-              "| op | failing | opset | of cases |", "|---|---|---|---|"]
+    lines = ["Ops with the most failing cases (an `_expanded` case counts for the op it expands; "
+             "*opset*: of those, refused for the opset alone):", "",
+             "| op | failing | opset | of cases |", "|---|---|---|---|"]
     all_by_op = collections.Counter(ops.values())
-    by_opset = collections.Counter(ops[name] for name, kind in kinds.items() if kind == opset_kind)
+    by_opset = collections.Counter(ops[name] for name in failing if failure_kind(results[name]) == opset_kind)
     failing_by_op = collections.Counter(ops[name] for name in failing)
     for op, n in sorted(failing_by_op.items(), key=lambda on: (-on[1], on[0]))[:30]:
         lines.append(f"| {op} | {n} | {by_opset[op]} | {all_by_op[op]} |")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
-def update_docs(docs_path, results, ops, header, bound):
+def suites_breakdown(results, suites):
+    """The stored suites' table: cases and passes per suite (a case is named SUITE/CASE)."""
+    lines = ["| suite | cases | pass | rate |", "|---|---|---|---|"]
+    by_suite = {suite: [] for suite in suites}
+    for name, reason in results.items():
+        by_suite[name.split("/")[0]].append(reason is None)
+    # The pass-rate target (issue 17) is set on the PyTorch-exported layer tests: their rate together.
+    by_suite["PyTorch-exported together"] = [p for suite in suites if suite.startswith("pytorch-")
+                                             for p in by_suite[suite]]
+    for suite, passes in by_suite.items():
+        if passes:
+            lines.append(f"| {suite} | {len(passes)} | {sum(passes)} | {100.0 * sum(passes) / len(passes):.1f} % |")
+    return lines
+
+
+def update_docs(docs_path, suite, results, summary):
     with open(docs_path) as f:
         text = f.read()
     rows = ["| case | reason |", "|---|---|"]
     rows += [f"| {name} | {table_cell(reason)} |" for name, reason in sorted(results.items()) if reason is not None]
-    text = replace_between(text, FAILURES_BEGIN, FAILURES_END, "\n".join(rows) + "\n")
-    text = replace_between(text, SUMMARY_BEGIN, SUMMARY_END, summary_text(results, ops, header, bound))
+    text = replace_between(text, *markers(suite, "failures"), "\n".join(rows) + "\n")
+    text = replace_between(text, *markers(suite, "summary"), summary)
     with open(docs_path, "w") as f:
         f.write(text)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runner", required=True, help="the run_onnx_node_test executable")
-    parser.add_argument("--cases", required=True, help="folder the generated cases are cached in")
-    parser.add_argument("--expected", required=True, help="docs/onnx.md, holding the expected failures")
-    parser.add_argument("--update", action="store_true", help="rewrite the expected failures from this run")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--timeout", type=float, default=20.0, help="seconds per case")
-    parser.add_argument("--filter", default="", help="only cases whose name matches this regex")
-    args = parser.parse_args()
+class Skipped(Exception):
+    """The suite cannot run here; the message says why."""
 
+
+def node_cases(args):
+    """({case: folder}, header, breakdown function) of the node tests, written by onnx's generator."""
     try:
-        import onnx  # noqa: F401  (the generator needs it)
+        import onnx
         sys.path.insert(0, HERE)
         import generate_node_tests
     except ImportError as e:
-        print(f"skipped: {sys.executable} cannot import onnx ({e}); Debian: apt install python3-onnx")
-        return 77
-
-    if not os.access(args.runner, os.X_OK):
-        print(f"no runner at {args.runner}: build the target run_onnx_node_test")
-        return 1
-    start = time.monotonic()
+        raise Skipped(f"{sys.executable} cannot import onnx ({e}); Debian: apt install python3-onnx")
     node_dir, count, cached = generate_node_tests.ensure_cases(args.cases)
-    names = sorted(n for n in os.listdir(node_dir) if re.search(args.filter, n))
     print(f"{count} cases of onnx {onnx.__version__} in {node_dir}" + (" (cached)" if cached else " (written)"))
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = {n: pool.submit(run_case, args.runner, os.path.join(node_dir, n), args.timeout) for n in names}
-        outcomes = {n: f.result() for n, f in futures.items()}
-    results = {n: r and plain_reason(r, os.path.join(node_dir, n)) for n, (r, _) in outcomes.items()}
-    bound = {n: inputs for n, (_, inputs) in outcomes.items()}
-    ops = {n: op_under_test(os.path.join(node_dir, n), n) for n in names}
-    elapsed = time.monotonic() - start
+    cases = {n: os.path.join(node_dir, n) for n in os.listdir(node_dir)}
+    return cases, f"onnx {onnx.__version__} node tests", \
+        lambda results: ops_breakdown(results, {n: op_under_test(cases[n], n) for n in results})
 
-    header = f"onnx {onnx.__version__} node tests"
-    print(summary_text(results, ops, header, bound).replace("**", ""))
-    passed = sum(r is None for r in results.values())
-    print(f"{len(results)} cases, {passed} pass ({100.0 * passed / max(1, len(results)):.1f} %), "
-          f"target >= {TARGET_PASS_RATE:g} %  ({elapsed:.0f} s, {args.jobs} jobs)")
 
-    if args.update:
-        if args.filter:
-            sys.exit("--update needs the whole run (no --filter)")
-        update_docs(args.expected, results, ops, header, bound)
-        print(f"updated {args.expected}")
-        return 0
+def stored_cases(args):
+    """({SUITE/CASE: folder}, header, breakdown function) of the cases onnx ships as files."""
+    try:
+        sys.path.insert(0, HERE)
+        import stored_test_cases
+    except ImportError as e:
+        raise Skipped(f"{sys.executable} cannot import onnx ({e}); Debian: apt install python3-onnx")
+    try:
+        root, by_suite, version, cached = stored_test_cases.ensure_cases(args.onnx_data, args.cases)
+    except stored_test_cases.NoStoredData as e:
+        raise Skipped(str(e))
+    counts = ", ".join(f"{suite} {len(names)}" for suite, names in by_suite.items())
+    print(f"onnx {version}'s stored cases in {root}: {counts}" + (" (cached)" if cached else " (written)"))
+    cases = {f"{suite}/{n}": os.path.join(root, suite, n) for suite, names in by_suite.items() for n in names}
+    return cases, f"onnx {version} stored tests ({', '.join(by_suite)})", \
+        lambda results: suites_breakdown(results, by_suite)
 
-    expected = read_expected(args.expected)
+
+def compare_with_expected(args, names, results, all_names):
+    """0 when the failures are the listed ones, else 1; names what differs."""
+    expected = read_expected(args.expected, args.suite)
     unexpected_failures = [n for n in names if results[n] is not None and n not in expected]
     unexpected_passes = [n for n in names if results[n] is None and n in expected]
     other_reason = [n for n in names
                     if results[n] is not None and n in expected and table_cell(results[n]) != expected[n]]
-    not_generated = sorted(set(expected) - set(os.listdir(node_dir))) if not args.filter else []
+    not_generated = sorted(set(expected) - set(all_names)) if not args.filter else []
     for n in unexpected_failures:
         print(f"UNEXPECTED FAILURE {n}: {results[n]}")
     for n in unexpected_passes:
@@ -242,6 +269,54 @@ def main():
         return 1
     print("failures as listed")
     return 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runner", required=True, help="the run_onnx_node_test executable")
+    parser.add_argument("--cases", required=True, help="folder the cases are written to and cached in")
+    parser.add_argument("--expected", required=True, help="docs/onnx.md, holding the expected failures")
+    parser.add_argument("--suite", choices=sorted(TABLE_PREFIX), default="node",
+                        help="node: the generated node tests; stored: the cases in onnx's wheel (--onnx-data)")
+    parser.add_argument("--onnx-data", default="",
+                        help="for --suite stored: onnx's wheel, a folder holding it (scripts/fetch-onnx-test-data.sh), "
+                             "an installed onnx package folder, or a python whose onnx ships backend/test/data")
+    parser.add_argument("--update", action="store_true", help="rewrite the expected failures from this run")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--timeout", type=float, default=20.0, help="seconds per case")
+    parser.add_argument("--filter", default="", help="only cases whose name matches this regex")
+    args = parser.parse_args()
+
+    start = time.monotonic()
+    try:
+        cases, header, breakdown = (stored_cases if args.suite == "stored" else node_cases)(args)
+    except Skipped as e:
+        print(f"skipped: {e}")
+        return 77
+    if not os.access(args.runner, os.X_OK):
+        print(f"no runner at {args.runner}: build the target run_onnx_node_test")
+        return 1
+    names = sorted(n for n in cases if re.search(args.filter, n))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = {n: pool.submit(run_case, args.runner, cases[n], args.timeout) for n in names}
+        outcomes = {n: f.result() for n, f in futures.items()}
+    results = {n: r and plain_reason(r, cases[n]) for n, (r, _) in outcomes.items()}
+    bound = {n: inputs for n, (_, inputs) in outcomes.items()}
+    summary = summary_text(results, header, bound, breakdown(results))
+    elapsed = time.monotonic() - start
+
+    print(summary.replace("**", ""))
+    passed = sum(r is None for r in results.values())
+    print(f"{len(results)} cases, {passed} pass ({100.0 * passed / max(1, len(results)):.1f} %), "
+          f"target >= {TARGET_PASS_RATE:g} %  ({elapsed:.0f} s, {args.jobs} jobs)")
+
+    if args.update:
+        if args.filter:
+            sys.exit("--update needs the whole run (no --filter)")
+        update_docs(args.expected, args.suite, results, summary)
+        print(f"updated {args.expected}")
+        return 0
+    return compare_with_expected(args, names, results, cases)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@
 #include "frontend/onnx/converters_conv_transpose.hpp"
 
 namespace pock::onnx_import {
-namespace {
 
 using Ints = std::vector<int64_t>;
 
@@ -16,6 +15,8 @@ Result<Ints> sized_ints(NodeView& node, const char* name, Ints fallback) {
   if (v.size() != n) return node.error(std::string(name) + " must have " + std::to_string(n) + " values, got " + shape_str(v));
   return v;
 }
+
+namespace {
 
 // ONNX's ConvTranspose: with output_shape given, or auto_pad SAME_*, the pads come from
 //   total = stride (in - 1) + output_padding + dilation (kernel - 1) + 1 - out

@@ -6,6 +6,9 @@
 
 namespace pock::onnx_import {
 
+// The int-list attribute `name`, which must have as many values as `fallback` (its default).
+Result<std::vector<int64_t>> sized_ints(NodeView& node, const char* name, std::vector<int64_t> fallback);
+
 // One value per spatial axis (pads: all begins, then all ends), after auto_pad and output_shape.
 struct ConvTransposeWindow {
   std::vector<int64_t> kernel, strides, dilations, pads, output_padding;

@@ -1,9 +1,11 @@
 // ONNX layers -> pock ops: Conv, BatchNormalization, pooling, Softmax, LayerNormalization and
-// the reductions with ArgMax / ArgMin (docs/ops.md). Layout stays NCHW; 1-D convolutions run as 2-D with H = 1.
+// the reductions with ArgMax / ArgMin (docs/ops.md). Layout stays NCHW; 1-D convolutions run as 2-D with H = 1,
+// 3-D ones as 2-D per depth tap (converters_conv_3d.cpp).
 #include <algorithm>
 #include <cmath>
 
 #include "frontend/onnx/converters_batch_norm_training.hpp"
+#include "frontend/onnx/converters_conv_3d.hpp"
 #include "frontend/onnx/converters_pool_decomposed.hpp"
 #include "frontend/onnx/converters_pool_nd.hpp"
 #include "frontend/onnx/import_context.hpp"
@@ -75,7 +77,8 @@ Status convert_conv1d(NodeView& node) {
 Status convert_conv(NodeView& node) {
   const Shape& x = node.value(0).shape;
   if (x.size() == 3) return convert_conv1d(node);
-  if (x.size() != 4) return node.unsupported("only 1-D and 2-D convolutions are supported, input is " + shape_str(x));
+  if (x.size() == 5) return convert_conv_3d(node);
+  if (x.size() != 4) return node.unsupported("only 1-D, 2-D and 3-D convolutions are supported, input is " + shape_str(x));
   const Shape& w = node.value(1).shape;
   if (w.size() != 4) return node.input_error(1, "(weight) must be [O, C/group, kh, kw], got " + shape_str(w));
   POCK_ASSIGN_OR_RETURN(Ints strides, pair_attr(node, "strides", {1, 1}));

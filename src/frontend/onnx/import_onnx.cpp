@@ -12,6 +12,7 @@
 #include "frontend/onnx/bound_inputs.hpp"
 #include "frontend/onnx/control_flow.hpp"
 #include "frontend/onnx/import_context.hpp"
+#include "frontend/onnx/legacy_opsets.hpp"
 #include "frontend/onnx/node_schemas.hpp"
 #include "frontend/onnx/opset_adapters.hpp"
 #include "pock/compiler/onnx.hpp"
@@ -283,12 +284,14 @@ Result<Graph> import_model(const onnx::ModelProto& model, const OnnxImportOption
   POCK_RETURN_IF_ERROR(check_opsets(model));
   if (!model.has_graph()) return Status(Code::kInvalidArgument, "the file holds no graph");
   int64_t opset = default_opset(model);
-  if (opset < kMinOpset) {  // ONNX's own node tests write Not, Elu, Softplus, ... at opsets 1 and 6
-    POCK_RETURN_IF_ERROR(onnx_import::check_unchanged_until(model.graph(), opset, kMinOpset));
+  std::optional<onnx::ModelProto> upgraded;  // a model below opset 7 whose ops changed by 7, converted
+  if (opset < kMinOpset) {  // ONNX's node tests write Not, Elu, ... at opsets 1 and 6; old PyTorch exports at 6
+    POCK_ASSIGN_OR_RETURN(upgraded, onnx_import::upgrade_to_opset(model, opset, kMinOpset));
     opset = kMinOpset;
   }
-  POCK_RETURN_IF_ERROR(onnx_import::check_node_schemas(model.graph(), opset));
-  POCK_ASSIGN_OR_RETURN(onnx::GraphProto graph, onnx_import::adapt_to_canonical(model.graph(), opset));
+  const onnx::GraphProto& source = upgraded ? upgraded->graph() : model.graph();
+  POCK_RETURN_IF_ERROR(onnx_import::check_node_schemas(source, opset));
+  POCK_ASSIGN_OR_RETURN(onnx::GraphProto graph, onnx_import::adapt_to_canonical(source, opset));
   std::string loop_input_to_bind;
   if (Status inlined = onnx_import::inline_control_flow(&graph, opset, options, base_dir, &loop_input_to_bind);
       !inlined.is_ok()) {
