@@ -55,7 +55,8 @@ DeviceHooks device_hooks() {
   return hooks;
 }
 
-constexpr int32_t kBothChecks = TEST_DEVICE_OFFERS_ALL_FINITE | TEST_DEVICE_OFFERS_ALL_FINITE_MANY;
+constexpr int32_t kBothChecks =
+    TEST_DEVICE_OFFERS_ALL_FINITE | TEST_DEVICE_OFFERS_ALL_FINITE_MANY | TEST_DEVICE_OFFERS_ZERO;
 
 // While it lives, the device offers only `extensions` of the two all-finite ones to the engines
 // that open it. It holds the library loaded, so that the setting outlives the compiler's load and
@@ -70,7 +71,7 @@ class OfferedChecks {
     offer_(extensions);
   }
   ~OfferedChecks() {
-    offer_(kBothChecks);
+    offer_(TEST_DEVICE_OFFERS_EVERYTHING);
     dlclose(library_);
   }
   OfferedChecks(const OfferedChecks&) = delete;
@@ -333,6 +334,37 @@ TEST_CASE("a blob compiled for the device trains the same without it", "[runtime
       }
     }
   }
+}
+
+TEST_CASE("a device space is zeroed at open by one pock_zero call (by copies of zeros without it)",
+          "[runtime][memory_spaces]") {
+  // The test device's fresh memory is NaN, so momentum that was not zeroed would show in the loss.
+  const Workload w = workloads()[2];
+  std::vector<float> losses[2];
+  for (const bool offered : {true, false}) {
+    INFO((offered ? "pock_zero offered" : "copies of zeros"));
+    const OfferedChecks checks(offered ? kBothChecks : TEST_DEVICE_OFFERS_ALL_FINITE_MANY);
+    const DeviceHooks hooks = device_hooks();
+    const test_device_counts before = hooks.read();
+    Trainer device = open(w, true);
+    const test_device_counts after = hooks.read();
+    const ProgramSpec spec = spec_of(device.blob);
+    REQUIRE(spec.spaces.size() == 1);  // the device's (the host's is implicit)
+    const int64_t persistent = static_cast<int64_t>(spec.spaces[0].persistent_bytes);
+    REQUIRE(persistent > 0);
+    const int64_t zero_calls = after.zero_calls - before.zero_calls;
+    const int64_t uploads = after.copies[POCK_COPY_HOST_TO_DEVICE] - before.copies[POCK_COPY_HOST_TO_DEVICE];
+    if (offered) {
+      CHECK(zero_calls == 1);
+      CHECK(after.zero_bytes - before.zero_bytes == persistent);
+    } else {
+      CHECK(zero_calls == 0);
+      CHECK(uploads >= (persistent + 16383) / 16384);  // the zeros, before the initial values
+    }
+    for (int s = 0; s < 3; ++s) losses[offered ? 0 : 1].push_back(step(*device.engine, w, s));
+  }
+  CHECK(losses[0] == losses[1]);
+  for (float loss : losses[0]) CHECK(std::isfinite(loss));
 }
 
 TEST_CASE("after a step the device checks its parameters in one call, and a NaN there rolls the step back",

@@ -13,6 +13,8 @@ typedef struct test_device_counts {
   int64_t all_finite_calls;       /* pock_all_finite */
   int64_t all_finite_many_calls;  /* pock_all_finite_many */
   int64_t all_finite_many_buffers;
+  int64_t zero_calls;  /* pock_zero */
+  int64_t zero_bytes;
 } test_device_counts;
 
 typedef void (*test_device_counters_fn)(test_device_counts* out);
@@ -20,10 +22,12 @@ typedef void (*test_device_counters_fn)(test_device_counts* out);
  * every execute after it; copy keeps working, as for a DSP whose shared memory the host maps. */
 typedef void (*test_device_fail_after_fn)(int64_t n);
 
-/* Which all-finite extensions get_proc_address offers from now on (an engine asks when it opens):
- * a mask of the two below; both by default. Kept across engines: set it back when done. */
+/* Which optional extensions get_proc_address offers from now on (an engine asks when it opens):
+ * a mask of the three below; all by default. Kept across engines: set it back when done. */
 #define TEST_DEVICE_OFFERS_ALL_FINITE 1
 #define TEST_DEVICE_OFFERS_ALL_FINITE_MANY 2
+#define TEST_DEVICE_OFFERS_ZERO 4
+#define TEST_DEVICE_OFFERS_EVERYTHING 7
 typedef void (*test_device_offer_fn)(int32_t extensions);
 /* After the next execute of the op named `op_name`, its first input's first value becomes NaN:
  * an optimizer update that overflowed on the device (input 0 is the parameter it updates in

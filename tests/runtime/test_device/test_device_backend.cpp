@@ -25,7 +25,7 @@ struct Device {
   std::map<void*, size_t> buffers;
   test_device_counts counters{};
   int64_t fail_in = -1;  // executes until the device dies; -1: never
-  int32_t offers = TEST_DEVICE_OFFERS_ALL_FINITE | TEST_DEVICE_OFFERS_ALL_FINITE_MANY;
+  int32_t offers = TEST_DEVICE_OFFERS_EVERYTHING;
   std::string poison_after;  // an op's name; empty: none
   bool dead = false;
   std::string error;
@@ -98,6 +98,11 @@ void* alloc(void*, size_t nbytes, size_t) {
     g_device.error = "mmap failed";
     return nullptr;
   }
+  // Fresh device memory holds garbage (all bits set: NaN as f32), so that state the runtime
+  // forgets to zero shows, where mmap's zero pages would hide it.
+  mprotect(p, rounded, PROT_READ | PROT_WRITE);
+  std::memset(p, 0xff, rounded);
+  mprotect(p, rounded, PROT_NONE);
   g_device.buffers[p] = rounded;
   ++g_device.counters.allocs;
   return p;
@@ -152,6 +157,14 @@ int32_t all_finite_many(void*, const pock_buffer_span* buffers, size_t count, si
   return 1;
 }
 
+pock_status zero(void*, void* dst, size_t nbytes) {
+  ++g_device.counters.zero_calls;
+  g_device.counters.zero_bytes += static_cast<int64_t>(nbytes);
+  Unprotected open;
+  std::memset(dst, 0, nbytes);
+  return POCK_OK;
+}
+
 const char* last_error(void*) { return g_device.error.c_str(); }
 
 void* get_proc_address(void*, const char* name) {
@@ -160,6 +173,7 @@ void* get_proc_address(void*, const char* name) {
   if ((offers & TEST_DEVICE_OFFERS_ALL_FINITE_MANY) && std::strcmp(name, POCK_EXT_ALL_FINITE_MANY) == 0) {
     return reinterpret_cast<void*>(all_finite_many);
   }
+  if ((offers & TEST_DEVICE_OFFERS_ZERO) && std::strcmp(name, POCK_EXT_ZERO) == 0) return reinterpret_cast<void*>(zero);
   return nullptr;
 }
 
