@@ -1,6 +1,6 @@
 // Pooling that pock's 2-D window ops do not take directly, written with them or with
-// elementwise ops: 3-D windows (separable: a 2-D pool over H, W, then one over D), dilated max
-// pooling (the maximum of one strided slice per window tap) and MaxPool's argmax indices. The
+// elementwise ops: 3-D windows (separable: a 2-D pool over H, W, then one over D), dilated
+// pooling (the maximum or the mean of one strided slice per window tap) and MaxPool's argmax indices. The
 // pooled values train through the ops they use.
 #pragma once
 #include "frontend/onnx/import_context.hpp"
@@ -13,8 +13,15 @@ namespace pock::onnx_import {
 Status convert_pool_3d(NodeView& node, const char* op, const std::vector<int64_t>& kernel,
                        const std::vector<int64_t>& strides, const std::vector<int64_t>& pads);
 
-// x [N, C, H, W] with dilations other than 1: MaxPool only (ceil_mode 0), pads filled with -inf.
+// MaxPool of x [N, C, H, W] with dilations other than 1: pads filled with the dtype's lowest value.
 Status convert_max_pool_dilated(NodeView& node, const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+                                const std::vector<int64_t>& dilations, const std::vector<int64_t>& pads);
+
+// AveragePool (float32) of x [N, C, H, W] with dilations other than 1 (opset 19): the sum of the
+// window taps' slices (pads filled with 0) divided by a constant count per output position, the
+// taps inside the input (count_include_pad 0) or inside the padded input (1). Trains through
+// Slice, Add and Div.
+Status convert_avg_pool_dilated(NodeView& node, const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
                                 const std::vector<int64_t>& dilations, const std::vector<int64_t>& pads);
 
 // MaxPool's output 1 for y of shape `y` (the window of the op that wrote y): the flattened index
