@@ -1,6 +1,7 @@
 // ONNX import of the integer convolutions beside ONNX's node tests (which cover explicit pads):
-// QLinearConv with auto_pad, hand values (ties rounded to even); a 1-D ConvInteger refused naming
-// its shapes; and a dilated, padded uint8 MaxPool, whose padding must never win a maximum.
+// QLinearConv with auto_pad and a 1-D ConvInteger against hand values (ties rounded to even); a
+// 3-D one refused naming its shapes; and a dilated, padded uint8 MaxPool, whose padding must never
+// win a maximum.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -51,14 +52,37 @@ TEST_CASE("ONNX QLinearConv with auto_pad SAME_UPPER pads after, rounding ties t
   CHECK(y.value() == std::vector<uint8_t>{6, 8, 4, 12, 14, 8, 8, 8, 4});
 }
 
-TEST_CASE("ONNX ConvInteger over one spatial axis is refused naming the shapes", "[onnx][errors]") {
+TEST_CASE("ONNX ConvInteger over one spatial axis runs as 2-D with a unit height", "[onnx]") {
+  // x - x_zp = 0, 10, 20, 30, 40 after one pad at the start, windows of 2 every 2: (pad, 0),
+  // (10, 20), (30, 40) against w (1, 2) and (3, 0).
   OnnxModel m(13);
-  m.input("x", {1, 1, 4}, onnx::TensorProto::UINT8).input("w", {1, 1, 2}, onnx::TensorProto::UINT8);
-  m.node("ConvInteger", {"x", "w"}, {"y"}, "conv1d");
+  m.input("x", {1, 1, 5}, onnx::TensorProto::UINT8).input("w", {2, 1, 2}, onnx::TensorProto::UINT8);
+  m.input("x_zp", {1}, onnx::TensorProto::UINT8);
+  auto& n = m.node("ConvInteger", {"x", "w", "x_zp"}, {"y"}, "conv1d");
+  OnnxModel::attr(n, "pads", Ints{1, 0});
+  OnnxModel::attr(n, "strides", Ints{2});
+  m.output("y");
+  auto g = import_model(m);
+  INFO(g.status().to_string());
+  REQUIRE(g.is_ok());
+  auto model = compile_and_open(g.value());
+  set<uint8_t>(*model.engine, "x", {10, 20, 30, 40, 50});
+  set<uint8_t>(*model.engine, "w", {1, 2, 3, 0});
+  set<uint8_t>(*model.engine, "x_zp", {10});
+  REQUIRE(model.engine->infer().is_ok());
+  auto y = model.engine->output<int32_t>("y");
+  REQUIRE(y.is_ok());
+  CHECK(y.value() == std::vector<int32_t>{0, 50, 110, 0, 30, 90});
+}
+
+TEST_CASE("ONNX ConvInteger over three spatial axes is refused naming the shapes", "[onnx][errors]") {
+  OnnxModel m(13);
+  m.input("x", {1, 1, 2, 2, 2}, onnx::TensorProto::UINT8).input("w", {1, 1, 1, 1, 1}, onnx::TensorProto::UINT8);
+  m.node("ConvInteger", {"x", "w"}, {"y"}, "conv3d");
   m.output("y");
   auto g = import_model(m);
   REQUIRE_FALSE(g.is_ok());
-  CHECK_THAT(g.status().message(), Catch::Contains("only 2-D integer convolutions") && Catch::Contains("[1, 1, 4]"));
+  CHECK_THAT(g.status().message(), Catch::Contains("only 1-D and 2-D integer convolutions") && Catch::Contains("[1, 1, 2, 2, 2]"));
 }
 
 TEST_CASE("ONNX dilated MaxPool on uint8 leaves the padding out of the maximum", "[onnx]") {
