@@ -7,20 +7,20 @@
 
 namespace pock::onnx_import {
 
-// x [N, C, D, H, W]; kernel, strides of 3 values, pads (3 begins, 3 ends). `op` is MaxPool2d
-// or AvgPool2d: the maximum of maxima and the mean of means are the 3-D window's, also where a
-// window overlaps padding (the valid region of a window is a box, so its count factors too).
+// x [N, C, D, H, W]; kernel, strides, dilations of 3 values, pads (3 begins, 3 ends). `op` is
+// MaxPool2d or AvgPool2d: the maximum of maxima and the mean of means are the 3-D window's, also
+// where a window overlaps padding (the valid region of a window is a box, so its count factors
+// too). A dilated pass is decomposed (frontend/onnx/pool_dilated.hpp).
 Status convert_pool_3d(NodeView& node, const char* op, const std::vector<int64_t>& kernel,
-                       const std::vector<int64_t>& strides, const std::vector<int64_t>& pads);
+                       const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations,
+                       const std::vector<int64_t>& pads);
 
-// MaxPool of x [N, C, H, W] with dilations other than 1: pads filled with the dtype's lowest value.
+// MaxPool of x [N, C, H, W] with dilations other than 1 (frontend/onnx/pool_dilated.hpp).
 Status convert_max_pool_dilated(NodeView& node, const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
                                 const std::vector<int64_t>& dilations, const std::vector<int64_t>& pads);
 
-// AveragePool (float32) of x [N, C, H, W] with dilations other than 1 (opset 19): the sum of the
-// window taps' slices (pads filled with 0) divided by a constant count per output position, the
-// taps inside the input (count_include_pad 0) or inside the padded input (1). Trains through
-// Slice, Add and Div.
+// AveragePool (float32) of x [N, C, H, W] with dilations other than 1 (opset 19; frontend/onnx/
+// pool_dilated.hpp).
 Status convert_avg_pool_dilated(NodeView& node, const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
                                 const std::vector<int64_t>& dilations, const std::vector<int64_t>& pads);
 
