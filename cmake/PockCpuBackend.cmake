@@ -42,3 +42,9 @@ if(POCK_HAVE_OPENBLAS AND benchmark_FOUND AND NOT TARGET block_quant_bench)
   target_include_directories(block_quant_bench PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(block_quant_bench PRIVATE benchmark::benchmark pock_compiler)
 endif()
+
+# benchmarks/onnx_ops_bench: Resize, gather_scatter and GridSample on the cpu backend next to ref.
+if(benchmark_FOUND AND NOT TARGET onnx_ops_bench)
+  add_executable(onnx_ops_bench ${PROJECT_SOURCE_DIR}/benchmarks/onnx_ops_bench.cpp)
+  target_link_libraries(onnx_ops_bench PRIVATE benchmark::benchmark pock_compiler)
+endif()

@@ -21,6 +21,10 @@
 # POCK_PREBUILT=ARCHIVE (benchmarks/cuda/bundle.sh) skips the build: its binaries run with the
 # box's own cuBLAS and cuDNN. DEADLINE (seconds) starts no workload after that time; CMD_TIMEOUT
 # (default 300 s) bounds each export, compile, train and PyTorch run; TEST_TIMEOUT each test binary.
+# PRECISIONS (default "fp32"; "fp32 bf16" runs both): a bf16 case (scheme "<scheme>.bf16") compiles
+# with recipe precision "bf16" (bf16 GEMM operands, f32 weights and sums) and runs PyTorch under
+# autocast to bf16. PROFILE=1 (default) writes each blob's per-op profile
+# (<scheme>.perop.txt, pockc bench --per-op without graphs).
 # Environment: BUILD_DIR, JOBS (default: all cores), CMAKE_ARGS (extra configure flags),
 # WORKLOADS, STEPS (timed steps per side, default 10), WARMUP (default 2), PYTHON, POCK_CUDA_TF32
 # (1: TF32 GEMMs on both sides), GRAPHS (default 1: PockEngine runs both without CUDA graphs, POCK_CUDA_GRAPHS=0, and with them, the default).
@@ -97,18 +101,24 @@ if ! "$PYTHON" -c "import torch, onnx, numpy; assert torch.cuda.is_available()" 
 fi
 WORK="$BUILD_DIR/cuda-bench"
 mkdir -p "$WORK"
-PYTHONPATH=benchmarks "$PYTHON" - "$WORK" $WORKLOADS > "$WORK/recipes.txt" <<'PY'
+PYTHONPATH=benchmarks "$PYTHON" - "$WORK" "${PRECISIONS:-fp32}" $WORKLOADS > "$WORK/recipes.txt" <<'PY'
 import json, os, sys
 import run_bench, workloads
-work = sys.argv[1]
-for name in sys.argv[2:]:
+work, precisions = sys.argv[1], sys.argv[2].split()
+for name in sys.argv[3:]:
     w = workloads.by_name(name)
     os.makedirs(os.path.join(work, name), exist_ok=True)
-    for sname in ("full", "sparse"):
-        path = os.path.join(work, name, sname + ".recipe.json")
-        with open(path, "w") as f:
-            json.dump(run_bench.recipe(w, w.scheme(sname)), f, indent=1)
-        print(name, sname, path)
+    for precision in precisions:
+        for sname in ("full", "sparse"):
+            r = run_bench.recipe(w, w.scheme(sname))
+            label = sname
+            if precision != "fp32":
+                r["precision"] = precision
+                label = f"{sname}.{precision}"
+            path = os.path.join(work, name, label + ".recipe.json")
+            with open(path, "w") as f:
+                json.dump(r, f, indent=1)
+            print(name, label, path)
 PY
 while read -r -u 3 workload scheme recipe; do  # fd 3: the commands below never eat the list
   d="$WORK/$workload"
@@ -137,10 +147,15 @@ while read -r -u 3 workload scheme recipe; do  # fd 3: the commands below never 
     POCK_CUDA_GRAPHS=1 timeout "${CMD_TIMEOUT:-300}" "$BIN/pockc" train "$d/$scheme.pock" --data "$d/batch.npz" --steps $((WARMUP + STEPS)) \
         --log "$d/$scheme.graphs.jsonl" > "$d/$scheme.graphs.log" 2>&1 || tail -5 "$d/$scheme.graphs.log"
   fi
+  if [ "${PROFILE:-1}" = 1 ]; then  # where a step's time goes, kernel by kernel (no graphs: each op waited for)
+    POCK_CUDA_GRAPHS=0 timeout "${CMD_TIMEOUT:-300}" "$BIN/pockc" bench "$d/$scheme.pock" --per-op --top 25 --steps 3 \
+        --warmup 1 > "$d/$scheme.perop.txt" 2>&1 || tail -3 "$d/$scheme.perop.txt"
+  fi
   say "[$workload] $scheme: PyTorch eager on the GPU"
   tf32=""
   [ "${POCK_CUDA_TF32:-0}" = 1 ] && tf32="--tf32"
-  timeout "${CMD_TIMEOUT:-300}" "$PYTHON" benchmarks/cuda/torch_peer.py train "$workload" "$scheme" --steps "$STEPS" --warmup "$WARMUP" $tf32 \
+  [ "${scheme#*.}" = bf16 ] && tf32="$tf32 --autocast-bf16"
+  timeout "${CMD_TIMEOUT:-300}" "$PYTHON" benchmarks/cuda/torch_peer.py train "$workload" "${scheme%%.*}" --steps "$STEPS" --warmup "$WARMUP" $tf32 \
       > "$d/$scheme.torch.json" 2> "$d/$scheme.torch.err" || tail -5 "$d/$scheme.torch.err"
 done 3< "$WORK/recipes.txt"
 WARMUP=$WARMUP "$PYTHON" benchmarks/cuda/compare.py "$WORK" "$WORK/results.json"

@@ -43,8 +43,9 @@ def cmd_train(args):
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        logits = model(*inputs.values())
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=args.autocast_bf16):
+            logits = model(*inputs.values())
+        loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), labels.reshape(-1))
         loss.backward()
         opt.step()
         losses.append(loss.detach().item())  # waits for the step, as pockc train's loss read does
@@ -54,7 +55,7 @@ def cmd_train(args):
     # The caching allocator's peak over the steps: tensors only, as PockEngine's planned device
     # bytes are (neither side counts the CUDA context).
     print(json.dumps({"samples_ms": samples, "losses": losses, "device": torch.cuda.get_device_name(0),
-                      "torch": torch.__version__, "tf32": args.tf32,
+                      "torch": torch.__version__, "tf32": args.tf32, "autocast_bf16": args.autocast_bf16,
                       "peak_device_bytes": torch.cuda.max_memory_allocated()}))
 
 
@@ -67,6 +68,8 @@ def main():
     t.add_argument("--steps", type=int, default=20)
     t.add_argument("--warmup", type=int, default=3)
     t.add_argument("--tf32", action="store_true")
+    t.add_argument("--autocast-bf16", action="store_true",
+                   help="forward under torch.autocast to bf16 (the peer of recipe precision bf16)")
     args = ap.parse_args()
     cmd_train(args)
 

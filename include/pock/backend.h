@@ -119,6 +119,13 @@ typedef size_t (*pock_workspace_bytes_fn)(void* context);
 #define POCK_EXT_ALL_FINITE "pock_all_finite"
 typedef int32_t (*pock_all_finite_fn)(void* context, const void* data, size_t nbytes, pock_dtype dtype);
 
+/* Extension "pock_zero" (optional, device backends): sets `nbytes` of the backend's memory at `dst`
+ * to zero, in the order of the backend's other work (copies, ops). The runtime zeroes a device's
+ * persistent region with it when an engine opens; without it, it copies zeros from the host in
+ * chunks (thousands of copies for a model of a few GB). */
+#define POCK_EXT_ZERO "pock_zero"
+typedef pock_status (*pock_zero_fn)(void* context, void* dst, size_t nbytes);
+
 /* Extension "pock_synchronize" (optional, device backends): waits until every op and copy the
  * backend has accepted is done, and reports the first failure among them. A backend may run ops
  * asynchronously (a GPU stream) or batch consecutive ops into one message (a DSP), provided that

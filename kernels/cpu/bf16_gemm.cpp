@@ -104,6 +104,10 @@ Result<std::unique_ptr<DnnlBf16Gemm>> DnnlBf16Gemm::create(const Bf16GemmShape& 
   if (s.m <= 0 || s.n <= 0 || s.k <= 0) {
     return Status(Code::kInvalidArgument, "bf16 GEMM: oneDNN takes no empty operand");
   }
+  // oneDNN splits the work for the thread count it sees when the primitive is made, and runs it
+  // on that many threads whatever the count at run time: made under OpenMP's default, a GEMM of a
+  // one-thread engine would run on every core.
+  set_dnnl_threads(num_threads);
   try {
     auto p = std::make_unique<Primitives>();
     p->shape = s;

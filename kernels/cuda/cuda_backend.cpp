@@ -196,29 +196,47 @@ pock_status cuda_failure(void* context, const Status& s) {
   return s.code() == Code::kBackend ? POCK_ERR_BACKEND : static_cast<pock_status>(s.code());
 }
 
-pock_status copy(void* context, void* dst, const void* src, size_t nbytes, int32_t direction) {
+// Work the host puts on the stream after what is recorded so far (copies, memsets): starts the
+// instance, launches the recorded ops, then `enqueue` (a Status; kBackend drops the device).
+template <typename Enqueue>
+pock_status in_stream_order(void* context, const char* what, Enqueue&& enqueue) {
   try {
     Instance* in = instance(context);
     if (Status s = in->start(); !s.is_ok()) return fail(context, s);
     ScopedInstance current(in);
     if (Status s = launch_recorded(context); !s.is_ok()) return cuda_failure(context, s);
-    if (nbytes == 0) return POCK_OK;
+    const Status s = enqueue(in);
+    return s.is_ok() ? POCK_OK : cuda_failure(context, s);
+  } catch (...) {
+    return fail(context, Status(Code::kInternal, std::string("cuda: unexpected failure in ") + what));
+  }
+}
+
+pock_status copy(void* context, void* dst, const void* src, size_t nbytes, int32_t direction) {
+  return in_stream_order(context, "copy", [&](Instance* in) {
+    if (nbytes == 0) return Status::ok();
     cudaMemcpyKind kind;
     switch (direction) {
       case POCK_COPY_HOST_TO_DEVICE: kind = cudaMemcpyHostToDevice; break;
       case POCK_COPY_DEVICE_TO_HOST: kind = cudaMemcpyDeviceToHost; break;
       case POCK_COPY_DEVICE_TO_DEVICE: kind = cudaMemcpyDeviceToDevice; break;
-      default: return fail(context, Status(Code::kInvalidArgument, "cuda: copy direction " + std::to_string(direction)));
+      default: return Status(Code::kInvalidArgument, "cuda: copy direction " + std::to_string(direction));
     }
     // From pageable host memory, cudaMemcpyAsync returns once the source is staged, so the
     // caller may reuse it; in stream order after every op accepted before.
     Status s = check(cudaMemcpyAsync(dst, src, nbytes, kind, in->stream()), "cuda: copy of " + std::to_string(nbytes) + " bytes");
     // The host reads what it asked for as soon as copy returns.
     if (s.is_ok() && kind == cudaMemcpyDeviceToHost) s = check(cudaStreamSynchronize(in->stream()), "cuda: copy to the host");
-    return s.is_ok() ? POCK_OK : cuda_failure(context, s);
-  } catch (...) {
-    return fail(context, Status(Code::kInternal, "cuda: unexpected failure in copy"));
-  }
+    return s;
+  });
+}
+
+// pock_zero: one memset in stream order, where the runtime would copy zeros 16 KB at a time.
+pock_status zero(void* context, void* dst, size_t nbytes) {
+  return in_stream_order(context, "zero", [&](Instance* in) {
+    if (nbytes == 0) return Status::ok();
+    return check(cudaMemsetAsync(dst, 0, nbytes, in->stream()), "cuda: zeroing " + std::to_string(nbytes) + " bytes");
+  });
 }
 
 pock_status synchronize(void* context) {
@@ -265,6 +283,7 @@ void* get_proc_address(void*, const char* name) {
   if (!name) return nullptr;
   if (std::strcmp(name, POCK_EXT_SYNCHRONIZE) == 0) return reinterpret_cast<void*>(static_cast<pock_synchronize_fn>(synchronize));
   if (std::strcmp(name, POCK_EXT_ALL_FINITE) == 0) return reinterpret_cast<void*>(static_cast<pock_all_finite_fn>(all_finite));
+  if (std::strcmp(name, POCK_EXT_ZERO) == 0) return reinterpret_cast<void*>(static_cast<pock_zero_fn>(zero));
   if (std::strcmp(name, kCudaGraphCountExtension) == 0) return reinterpret_cast<void*>(graph_count);
   if (std::strcmp(name, POCK_EXT_WORKSPACE_BYTES) == 0) {
     return reinterpret_cast<void*>(static_cast<pock_workspace_bytes_fn>(workspace_bytes));

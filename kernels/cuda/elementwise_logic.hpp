@@ -111,29 +111,90 @@ struct WhereMap {
   }
 };
 
-// ---- Cast: through double, as ref does (exact for every pair of the dtypes it carries) ----------
+// ---- Cast: as ref does (kernels/ref/elementwise.cpp), for every dtype but f16/bf16 -------------
+// Between two integer dtypes through int64 (exact, wrapping); any cast with a float side through
+// double, a float to an integer truncated toward zero to int64 first, then wrapped (NaN gives 0,
+// values beyond int64 saturate, u64 keeps its upper half), as numpy's astype does on x86. C++'s
+// own float-to-integer conversion is undefined out of range, hence the explicit steps.
 
-POCK_HD double load_as_double(const void* p, int64_t i, int32_t dtype) {
+POCK_HD bool cast_is_integer(int32_t dtype) {
+  return dtype != POCK_F32 && dtype != POCK_F64 && dtype != POCK_F16 && dtype != POCK_BF16;
+}
+
+template <typename T>
+POCK_HD T cast_element(const void* p, int64_t i) {
+  return static_cast<const T*>(p)[i];
+}
+
+// Every integer dtype's value as int64 (u64 above INT64_MAX keeps its bits).
+POCK_HD int64_t load_as_integer(const void* p, int64_t i, int32_t dtype) {
   switch (dtype) {
-    case POCK_F32: return static_cast<const float*>(p)[i];
-    case POCK_I32: return static_cast<const int32_t*>(p)[i];
-    case POCK_I64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
-    case POCK_I8: return static_cast<const int8_t*>(p)[i];
-    case POCK_U8: return static_cast<const uint8_t*>(p)[i];
-    case POCK_BOOL: return static_cast<const uint8_t*>(p)[i] ? 1.0 : 0.0;
-    default: return 0.0;
+    case POCK_I32: return cast_element<int32_t>(p, i);
+    case POCK_I64: return cast_element<int64_t>(p, i);
+    case POCK_I8: return cast_element<int8_t>(p, i);
+    case POCK_U8: return cast_element<uint8_t>(p, i);
+    case POCK_BOOL: return cast_element<uint8_t>(p, i) ? 1 : 0;
+    case POCK_I16: return cast_element<int16_t>(p, i);
+    case POCK_U16: return cast_element<uint16_t>(p, i);
+    case POCK_U32: return cast_element<uint32_t>(p, i);
+    case POCK_U64: return static_cast<int64_t>(cast_element<uint64_t>(p, i));
+    default: return 0;
   }
 }
 
-POCK_HD void store_from_double(void* p, int64_t i, int32_t dtype, double v) {
+POCK_HD double load_as_double(const void* p, int64_t i, int32_t dtype) {
   switch (dtype) {
-    case POCK_F32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
-    case POCK_I32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
-    case POCK_I64: static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v); break;
-    case POCK_I8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(v); break;
-    case POCK_U8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v); break;
-    case POCK_BOOL: static_cast<uint8_t*>(p)[i] = v != 0.0 ? 1 : 0; break;
+    case POCK_F32: return cast_element<float>(p, i);
+    case POCK_F64: return cast_element<double>(p, i);
+    case POCK_U64: return static_cast<double>(cast_element<uint64_t>(p, i));
+    default: return static_cast<double>(load_as_integer(p, i, dtype));
+  }
+}
+
+template <typename T>
+POCK_HD void cast_put(void* p, int64_t i, T v) {
+  static_cast<T*>(p)[i] = v;
+}
+
+// The low bytes of `v` (two's complement), as C++20 defines the narrowing.
+POCK_HD void store_integer(void* p, int64_t i, int32_t dtype, int64_t v) {
+  switch (dtype) {
+    case POCK_I32: cast_put(p, i, static_cast<int32_t>(v)); break;
+    case POCK_I64: cast_put(p, i, v); break;
+    case POCK_I8: cast_put(p, i, static_cast<int8_t>(v)); break;
+    case POCK_U8: cast_put(p, i, static_cast<uint8_t>(v)); break;
+    case POCK_BOOL: cast_put(p, i, static_cast<uint8_t>(v != 0 ? 1 : 0)); break;
+    case POCK_I16: cast_put(p, i, static_cast<int16_t>(v)); break;
+    case POCK_U16: cast_put(p, i, static_cast<uint16_t>(v)); break;
+    case POCK_U32: cast_put(p, i, static_cast<uint32_t>(v)); break;
+    case POCK_U64: cast_put(p, i, static_cast<uint64_t>(v)); break;
     default: break;
+  }
+}
+
+// A float's integer value for store_integer: NaN 0, truncated toward zero, saturated to int64.
+POCK_HD int64_t truncated_integer(double v) {
+  constexpr double kTwo63 = 9223372036854775808.0;
+  if (v != v) return 0;
+  if (v >= kTwo63) return INT64_MAX;
+  if (v < -kTwo63) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+
+POCK_HD void store_from_double(void* p, int64_t i, int32_t dtype, double v) {
+  constexpr double kTwo63 = 9223372036854775808.0;
+  switch (dtype) {
+    case POCK_F32: cast_put(p, i, static_cast<float>(v)); break;
+    case POCK_F64: cast_put(p, i, v); break;
+    case POCK_BOOL: cast_put(p, i, static_cast<uint8_t>(v != 0.0 ? 1 : 0)); break;
+    case POCK_U64:  // [2^63, 2^64) keeps its upper half; beyond saturates
+      if (v >= kTwo63) {
+        cast_put(p, i, v >= 2 * kTwo63 ? UINT64_MAX : static_cast<uint64_t>(v));
+        break;
+      }
+      store_integer(p, i, dtype, truncated_integer(v));
+      break;
+    default: store_integer(p, i, dtype, truncated_integer(v)); break;
   }
 }
 
@@ -142,7 +203,13 @@ struct CastMap {
   const void* in;
   void* out;
   int32_t from, to;
-  POCK_HD void operator()(int64_t i) const { store_from_double(out, i, to, load_as_double(in, i, from)); }
+  POCK_HD void operator()(int64_t i) const {
+    if (cast_is_integer(from) && cast_is_integer(to)) {
+      store_integer(out, i, to, load_as_integer(in, i, from));
+    } else {
+      store_from_double(out, i, to, load_as_double(in, i, from));
+    }
+  }
 };
 
 // The dtypes ref's Cast and Where carry (no f16/bf16).

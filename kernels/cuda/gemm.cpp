@@ -30,6 +30,17 @@ bool gemm_allows_tf32() {
   return allowed;
 }
 
+GemmMath gemm_math(const params::MatMulParams& p) {
+  if (p.bf16) return GemmMath::kBf16;
+  return gemm_allows_tf32() ? GemmMath::kTf32 : GemmMath::kExact;
+}
+
+bool gemm_attributes_supported(const pock_op_desc& op) {
+  params::MatMulParams p;
+  if (!params::parse(op, &p).is_ok()) return false;
+  return !p.bf16 || op.inputs[0].dtype == POCK_F32 || op.inputs[0].dtype == POCK_BF16;
+}
+
 bool gemm_fits(const GemmShape& s, int64_t batch) {
   return fits_int(s.m) && fits_int(s.n) && fits_int(s.k) && fits_int(batch) && fits_int(s.ta ? s.m : s.k) &&
          fits_int(s.tb ? s.k : s.n);
@@ -37,11 +48,12 @@ bool gemm_fits(const GemmShape& s, int64_t batch) {
 
 // The column-major arguments come from gemm_layout.hpp (checked on the host by tests/cuda_logic).
 Status gemm(pock_dtype dtype, const GemmShape& s, float alpha, const void* a, const void* b, float beta, void* c,
-            const GemmBatch& batch, bool tf32, const std::string& what) {
+            const GemmBatch& batch, GemmMath math, const std::string& what) {
   if (s.m == 0 || s.n == 0 || batch.count == 0) return Status::ok();
   const cudaDataType type = data_type(dtype);
-  const cublasComputeType_t compute =
-      dtype == POCK_F32 && tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  if (dtype == POCK_F32 && math == GemmMath::kTf32) compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+  if (dtype == POCK_F32 && math == GemmMath::kBf16) compute = CUBLAS_COMPUTE_32F_FAST_16BF;
   const ColumnMajorGemm g = column_major(s);
   const cublasOperation_t op_b = g.transpose_first ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_a = g.transpose_second ? CUBLAS_OP_T : CUBLAS_OP_N;

@@ -1,6 +1,6 @@
 // The linalg family on cuBLAS: MatMul (batched, batch dims broadcast as in ref) and Linear (bias,
-// fused relu/relu6), for f32 (exact f32 products; TF32 with POCK_CUDA_TF32=1), f16 and bf16
-// (f32 accumulation, results stored in the op's dtype).
+// fused relu/relu6), for f32 (exact f32 products; bf16 products for compute "bf16"; TF32 with
+// POCK_CUDA_TF32=1), f16 and bf16 (f32 accumulation, results stored in the op's dtype).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -41,7 +41,7 @@ struct MatMulState {
   GemmShape shape;
   GemmBatch batch;
   void** pointers = nullptr;  // device: A, B and C pointer arrays, when strides cannot say it
-  bool tf32 = false;
+  GemmMath math = GemmMath::kExact;
   ~MatMulState() {
     if (pointers) cudaFree(pointers);
   }
@@ -62,7 +62,7 @@ bool matmul_accepts(const pock_op_desc& op) {
   if (op.num_inputs != 2 || !same_float_dtype(op)) return false;
   if (op.inputs[0].rank < 2 || op.inputs[1].rank < 2 || op.outputs[0].rank < 2) return false;
   params::MatMulParams p;
-  if (!parse(op, &p).is_ok() || p.bf16) return false;  // bf16 operands: ref rounds them
+  if (!parse(op, &p).is_ok() || !gemm_attributes_supported(op)) return false;
   return gemm_fits(matmul_shape(op, p), matrix_batch_count(op.outputs[0]));
 }
 
@@ -72,7 +72,7 @@ Status matmul_prepare(const pock_op_desc& op, void** state) {
   std::unique_ptr<MatMulState> owned(s);
   POCK_RETURN_IF_ERROR(parse(op, &s->params));
   s->shape = matmul_shape(op, s->params);
-  s->tf32 = gemm_allows_tf32();
+  s->math = gemm_math(s->params);
   const size_t element = op.inputs[0].dtype == POCK_F32 ? 4 : 2;
   const MatrixBatch mb = matrix_batch(op.inputs[0], op.inputs[1], op.outputs[0]);
   s->batch.count = mb.count;
@@ -111,7 +111,7 @@ Status matmul(const KernelCall& c) {
   if (s.shape.k == 0) {  // an empty sum: zeros, which a GEMM with k = 0 need not write
     return check(cudaMemsetAsync(c.out(0).data, 0, c.out(0).nbytes, current_stream()), c.error("zero fill").message());
   }
-  return gemm(dtype, s.shape, 1.0f, c.in(0).data, c.in(1).data, 0.0f, c.out(0).data, s.batch, s.tf32,
+  return gemm(dtype, s.shape, 1.0f, c.in(0).data, c.in(1).data, 0.0f, c.out(0).data, s.batch, s.math,
               std::string(c.desc->op) + " '" + c.desc->name + "'");
 }
 
@@ -119,7 +119,7 @@ Status matmul(const KernelCall& c) {
 
 struct LinearState {
   params::MatMulParams params;
-  bool tf32 = false;
+  GemmMath math = GemmMath::kExact;
 };
 
 bool linear_accepts(const pock_op_desc& op) {
@@ -127,8 +127,7 @@ bool linear_accepts(const pock_op_desc& op) {
   const pock_tensor_desc &x = op.inputs[0], &w = op.inputs[1], &y = op.outputs[0];
   if (x.rank < 1 || w.rank != 2 || w.dims[1] != last_dim(x)) return false;
   if (op.num_inputs > 2 && op.inputs[2].rank >= 0 && (op.inputs[2].rank != 1 || op.inputs[2].dims[0] != w.dims[0])) return false;
-  params::MatMulParams p;
-  if (!parse(op, &p).is_ok() || p.bf16) return false;  // bf16 operands: ref rounds them
+  if (!gemm_attributes_supported(op)) return false;
   return gemm_fits({false, true, leading_rows(x), w.dims[0], w.dims[1]}, 1) && numel(y) == leading_rows(x) * w.dims[0];
 }
 
@@ -139,7 +138,7 @@ Status linear_prepare(const pock_op_desc& op, void** state) {
     delete s;
     return st;
   }
-  s->tf32 = gemm_allows_tf32();
+  s->math = gemm_math(s->params);
   *state = s;
   return Status::ok();
 }
@@ -161,7 +160,7 @@ Status linear_typed(const KernelCall& c, const LinearState& s) {
   if (k > 0) {
     // y [rows, n] = x [rows, k] wᵀ, w stored [n, k]; plus the bias already in y.
     POCK_RETURN_IF_ERROR(gemm(c.in(0).dtype, {false, true, rows, n, k}, 1.0f, c.in(0).data, c.in(1).data,
-                              has_bias ? 1.0f : 0.0f, y, GemmBatch{}, s.tf32, what));
+                              has_bias ? 1.0f : 0.0f, y, GemmBatch{}, s.math, what));
   }
   if (s.params.activation != Activation::kNone) {
     POCK_RETURN_IF_ERROR(check(launch_map(rows * n, stream, ApplyActivation<T>{y, s.params.activation}), what + ": activation"));

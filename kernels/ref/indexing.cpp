@@ -7,6 +7,7 @@
 
 #include "kernels/params/indexing.hpp"
 #include "kernels/ref/ref_util.hpp"
+#include "runtime/prepared_kernel.hpp"
 
 namespace pock {
 namespace {
@@ -33,15 +34,27 @@ int64_t index_at(const pock_tensor_desc& t, int64_t i) {
   }
 }
 
+// The parameters and one row's order, sized at prepare: a step allocates nothing.
+struct TopKState {
+  params::TopKParams p;
+  std::vector<int64_t> order;
+  Status prepare(const pock_op_desc& op) {
+    POCK_RETURN_IF_ERROR(params::parse(op, &p));
+    order.resize(static_cast<size_t>(op.inputs[0].dims[normalized(p.axis, op.inputs[0].rank)]));
+    return Status::ok();
+  }
+};
+
 // Stable on ties by construction: the comparison itself puts the lower index first.
 template <typename T>
-Status top_k(const KernelCall& c, const params::TopKParams& p) {
+Status top_k(const KernelCall& c, TopKState& state) {
+  const params::TopKParams& p = state.p;
+  std::vector<int64_t>& order = state.order;
   const int axis = normalized(p.axis, c.in(0).rank);
   const AxisView v(c.in(0), axis);
   const T* x = c.in_data<T>(0);
   T* values = c.out_data<T>(0);
   auto* indices = c.out_data<int64_t>(1);
-  std::vector<int64_t> order(static_cast<size_t>(v.dim));
   for (int64_t o = 0; o < v.outer; ++o) {
     for (int64_t i = 0; i < v.inner; ++i) {
       const T* row = x + o * v.dim * v.inner + i;
@@ -108,9 +121,9 @@ Status reverse_sequence(const KernelCall& c, const params::ReverseSequenceParams
 }  // namespace
 
 void register_ref_indexing(KernelTable& t) {
-  t.add(typed_kernel<params::TopKParams, top_k<float>>("TopK", DType::kF32));
-  t.add(typed_kernel<params::TopKParams, top_k<int32_t>>("TopK", DType::kI32));
-  t.add(typed_kernel<params::TopKParams, top_k<int64_t>>("TopK", DType::kI64));
+  t.add(prepared_kernel<TopKState, top_k<float>>("TopK", DType::kF32));
+  t.add(prepared_kernel<TopKState, top_k<int32_t>>("TopK", DType::kI32));
+  t.add(prepared_kernel<TopKState, top_k<int64_t>>("TopK", DType::kI64));
   for (DType indices : {DType::kI32, DType::kI64, DType::kF32}) {
     t.add(typed_kernel<params::OneHotParams, one_hot>("OneHot", indices));
   }

@@ -12,6 +12,7 @@
 
 #include "kernels/params/roi_align.hpp"
 #include "kernels/ref/ref_util.hpp"
+#include "runtime/prepared_kernel.hpp"
 
 namespace pock {
 namespace {
@@ -94,10 +95,25 @@ Status for_each_region_plane(const KernelCall& c, int first, const RoiAlignParam
   return Status::ok();
 }
 
-Status roi_align(const KernelCall& c, const RoiAlignParams& p) {
+// The parameters and one region's bins (sums, and whether max has seen a sample), sized at
+// prepare: a step allocates nothing.
+struct RoiAlignState {
+  RoiAlignParams p;
+  std::vector<double> acc;
+  std::vector<bool> seen;
+  Status prepare(const pock_op_desc& op) {
+    POCK_RETURN_IF_ERROR(params::parse(op, &p));
+    acc.resize(static_cast<size_t>(p.output_height * p.output_width));
+    seen.resize(acc.size());
+    return Status::ok();
+  }
+};
+
+Status roi_align(const KernelCall& c, RoiAlignState& state) {
+  const RoiAlignParams& p = state.p;
   const int64_t h = c.in(0).dims[2], w = c.in(0).dims[3], bins = p.output_height * p.output_width;
-  std::vector<double> acc(static_cast<size_t>(bins));
-  std::vector<bool> seen(static_cast<size_t>(bins));
+  std::vector<double>& acc = state.acc;
+  std::vector<bool>& seen = state.seen;
   return for_each_region_plane(c, 0, p, [&](int64_t in, const float* roi, int64_t out) {
     const float* plane = c.in_data<float>(0) + in;
     std::fill(acc.begin(), acc.end(), 0.0);
@@ -132,7 +148,7 @@ Status roi_align_grad(const KernelCall& c, const RoiAlignParams& p) {
 }  // namespace
 
 void register_ref_roi_align(KernelTable& t) {
-  t.add(typed_kernel<RoiAlignParams, roi_align>("RoiAlign", DType::kF32));
+  t.add(prepared_kernel<RoiAlignState, roi_align>("RoiAlign", DType::kF32));
   t.add(typed_kernel<RoiAlignParams, roi_align_grad>("RoiAlignGrad", DType::kF32));
 }
 

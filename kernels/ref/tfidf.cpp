@@ -5,20 +5,35 @@
 
 #include "kernels/params/tfidf.hpp"
 #include "kernels/ref/ref_util.hpp"
+#include "runtime/prepared_kernel.hpp"
 
 namespace pock {
 namespace {
 
 using params::TfIdfMode;
 
+// The parameters, one row's n-gram counts and the n-gram being looked up, sized at prepare: a
+// step allocates nothing.
+struct TfIdfState {
+  params::TfIdfParams p;
+  std::vector<int64_t> found, gram;
+  Status prepare(const pock_op_desc& op) {
+    POCK_RETURN_IF_ERROR(params::parse(op, &p));
+    found.resize(p.coordinate.size());
+    gram.reserve(static_cast<size_t>(p.max_gram));
+    return Status::ok();
+  }
+};
+
 template <typename Token>
-Status tfidf_vectorizer(const KernelCall& c, const params::TfIdfParams& p) {
+Status tfidf_vectorizer(const KernelCall& c, TfIdfState& state) {
+  const params::TfIdfParams& p = state.p;
   const pock_tensor_desc& x = c.in(0);
   const int64_t cols = x.dims[x.rank - 1], rows = x.rank == 2 ? x.dims[0] : 1;
   const Token* tokens = c.in_data<Token>(0);
   float* y = c.out_data<float>(0);
-  std::vector<int64_t> found(p.coordinate.size());
-  std::vector<int64_t> gram;
+  std::vector<int64_t>& found = state.found;
+  std::vector<int64_t>& gram = state.gram;
   for (int64_t row = 0; row < rows; ++row) {
     const Token* t = tokens + row * cols;
     std::fill(found.begin(), found.end(), 0);
@@ -50,8 +65,8 @@ Status tfidf_vectorizer(const KernelCall& c, const params::TfIdfParams& p) {
 }  // namespace
 
 void register_ref_tfidf(KernelTable& t) {
-  t.add(typed_kernel<params::TfIdfParams, tfidf_vectorizer<int32_t>>("TfIdfVectorizer", DType::kI32));
-  t.add(typed_kernel<params::TfIdfParams, tfidf_vectorizer<int64_t>>("TfIdfVectorizer", DType::kI64));
+  t.add(prepared_kernel<TfIdfState, tfidf_vectorizer<int32_t>>("TfIdfVectorizer", DType::kI32));
+  t.add(prepared_kernel<TfIdfState, tfidf_vectorizer<int64_t>>("TfIdfVectorizer", DType::kI64));
 }
 
 }  // namespace pock

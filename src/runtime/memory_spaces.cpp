@@ -70,6 +70,15 @@ Status MemorySpaces::device_copy(const Space& s, void* dst, const void* src, siz
 }
 
 Status MemorySpaces::zero_device(const Space& s, uint8_t* dst, size_t n) const {
+  if (n == 0) return Status::ok();
+  void* fn = s.device->get_proc_address ? s.device->get_proc_address(s.device->context, POCK_EXT_ZERO) : nullptr;
+  if (fn) {
+    const pock_status st = reinterpret_cast<pock_zero_fn>(fn)(s.device->context, dst, n);
+    if (st == POCK_OK) return Status::ok();
+    if (st == POCK_ERR_BACKEND) failed_ = static_cast<int>(&s - spaces_.data());
+    return Status(Code::kBackend, "backend '" + s.sizes.backend + "' failed to zero " + std::to_string(n) +
+                                      " bytes: " + s.device->last_error(s.device->context));
+  }
   static const uint8_t zeros[16384] = {};
   for (size_t done = 0; done < n;) {
     const size_t chunk = std::min(n - done, sizeof(zeros));

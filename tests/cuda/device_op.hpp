@@ -6,6 +6,7 @@
 #pragma once
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -158,6 +159,31 @@ inline OpResults run_on_host(pock_backend_v1& b, const DeviceCase& c, bool widen
   return r;
 }
 
+// A host backend over an in-tree kernel table (ref, cpu), destroyed with this object.
+class HostTableBackend {
+ public:
+  HostTableBackend(const char* name, const KernelTable& table) {
+    b_.abi_version = POCK_BACKEND_ABI_VERSION;
+    b_.struct_size = sizeof(pock_backend_v1);
+    REQUIRE(fill_table_backend(&b_, name, &table) == POCK_OK);
+  }
+  ~HostTableBackend() { b_.destroy(b_.context); }
+  HostTableBackend(const HostTableBackend&) = delete;
+  HostTableBackend& operator=(const HostTableBackend&) = delete;
+  pock_backend_v1& abi() { return b_; }
+
+  // Whether the table has a kernel for `c` as described (its inputs widened to f32 or not).
+  bool supports(const DeviceCase& c, bool widen) {
+    auto described = describe_case(c, widen);
+    if (!described.is_ok()) return false;
+    auto d = SpecOpDesc::describe(described->spec, described->spec.ops[0], 1);
+    return d.is_ok() && b_.supports_op(b_.context, &d->desc()) > 0;
+  }
+
+ private:
+  pock_backend_v1 b_{};
+};
+
 // The cuda backend of one test; its device buffers go back when it does.
 class CudaBackend {
  public:
@@ -241,16 +267,38 @@ class CudaBackend {
 // byte for byte); else the first mismatch.
 inline std::string compare_operand(const HostOperand& got, const HostOperand& want, double tolerance) {
   const std::vector<float> g = got.floats(), w = want.floats();
-  if (g.empty() && w.empty()) return got.bytes == want.bytes ? "" : "bytes differ";
+  if (g.empty() && w.empty()) {
+    if (got.bytes == want.bytes) return "";
+    if (got.bytes.size() != want.bytes.size()) return "sizes differ";
+    const auto at = std::mismatch(got.bytes.begin(), got.bytes.end(), want.bytes.begin()).first - got.bytes.begin();
+    return "element " + std::to_string(static_cast<size_t>(at) / dtype_bytes(want.dtype)) + ": the bytes differ";
+  }
   if (g.size() != w.size()) return "sizes differ";
   for (size_t i = 0; i < g.size(); ++i) {
     if (std::isnan(w[i]) && std::isnan(g[i])) continue;
     if (g[i] == w[i]) continue;  // equal infinities (masks) differ by NaN, not by zero
     if (!(std::fabs(static_cast<double>(g[i]) - w[i]) <= tolerance * (std::fabs(w[i]) + 1.0))) {
-      return "element " + std::to_string(i) + ": cuda " + std::to_string(g[i]) + ", ref " + std::to_string(w[i]);
+      return "element " + std::to_string(i) + ": got " + std::to_string(g[i]) + ", ref " + std::to_string(w[i]);
     }
   }
   return "";
+}
+
+// Checks every output, and every input after the run (in-place updates), of `got` against ref's
+// `want` for case `c`; `widen`: ref ran c's f16/bf16 inputs widened to f32.
+inline void check_results(const OpResults& got, const OpResults& want, const DeviceCase& c, bool widen,
+                          const char* backend) {
+  for (size_t i = 0; i < want.outputs.size(); ++i) {
+    const std::string diff = compare_operand(got.outputs[i], want.outputs[i], c.tolerance);
+    INFO(c.op << " on " << backend << ", output " << i << ": " << diff);
+    CHECK(diff.empty());
+  }
+  for (size_t i = 0; i < want.inputs.size(); ++i) {
+    const HostOperand actual = widen ? got.inputs[i].widened() : got.inputs[i];
+    const std::string diff = compare_operand(actual, want.inputs[i], c.tolerance);
+    INFO(c.op << " on " << backend << ", input " << i << " after the run (in-place updates): " << diff);
+    CHECK(diff.empty());
+  }
 }
 
 }  // namespace pock::test

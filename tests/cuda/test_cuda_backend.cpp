@@ -12,6 +12,7 @@
 
 #include "blob/reader.hpp"
 #include "kernels/cuda/cublas_api.hpp"
+#include "kernels/params/linalg.hpp"
 #include "runtime/backend_set.hpp"
 #include "tests/cuda/device_op.hpp"
 #include "tests/train/mlp_model.hpp"
@@ -73,6 +74,32 @@ Recipe recipe(const std::string& optimizer) {
   return r;
 }
 
+// Six steps of the same batches on two engines; each step's losses agree within `tolerance`
+// relative to |want| + 1.
+// The program of `g` compiled with `r` for --backend cuda.
+ProgramSpec cuda_spec(const Graph& g, const Recipe& r) {
+  CompileOptions options;
+  options.backend = "cuda";
+  auto device = compile(g, &r, options);
+  INFO(device.status().message());
+  REQUIRE(device.is_ok());
+  return compiled_spec(device.value());
+}
+
+void train_side_by_side(Engine& want_engine, Engine& got_engine, double tolerance) {
+  for (int step = 0; step < 6; ++step) {
+    const Batch batch = make_batch(step);
+    REQUIRE(feed(want_engine, batch).is_ok());
+    REQUIRE(feed(got_engine, batch).is_ok());
+    auto want = want_engine.train_step();
+    auto got = got_engine.train_step();
+    INFO("step " << step << ": " << got.status().message());
+    REQUIRE(want.is_ok());
+    REQUIRE(got.is_ok());
+    CHECK(std::fabs(got.value() - want.value()) <= tolerance * (std::fabs(want.value()) + 1.0));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("cuda is a built-in backend that fills the ABI without touching a GPU", "[cuda]") {
@@ -83,7 +110,7 @@ TEST_CASE("cuda is a built-in backend that fills the ABI without touching a GPU"
   CHECK(cuda.b.alloc != nullptr);
   CHECK(cuda.b.free != nullptr);
   CHECK(cuda.b.copy != nullptr);
-  for (const char* ext : {POCK_EXT_SYNCHRONIZE, POCK_EXT_ALL_FINITE, POCK_EXT_WORKSPACE_BYTES}) {
+  for (const char* ext : {POCK_EXT_SYNCHRONIZE, POCK_EXT_ALL_FINITE, POCK_EXT_WORKSPACE_BYTES, POCK_EXT_ZERO}) {
     INFO(ext);
     CHECK(cuda.b.get_proc_address(cuda.b.context, ext) != nullptr);
   }
@@ -140,12 +167,7 @@ TEST_CASE("a compile places ops on cuda only when asked, and then only what cuda
   CHECK(host_spec.spaces.empty());
   for (const OpSpec& op : host_spec.ops) CHECK(op.backend != "cuda");
 
-  CompileOptions options;
-  options.backend = "cuda";
-  auto device = compile(g, &r, options);
-  INFO(device.status().message());
-  REQUIRE(device.is_ok());
-  const ProgramSpec spec = compiled_spec(device.value());
+  const ProgramSpec spec = cuda_spec(g, r);
   REQUIRE(spec.spaces.size() == 1);
   CHECK(spec.spaces[0].backend == "cuda");
   int on_cuda = 0, linear_on_cuda = 0, updates_on_cuda = 0;
@@ -167,12 +189,39 @@ TEST_CASE("a compile places ops on cuda only when asked, and then only what cuda
   CHECK(updates_on_cuda >= 1);  // the weights' updates live where the weights do
 }
 
-TEST_CASE("an MLP trains on cuda as on cpu, step by step (SGD with momentum, AdamW)", "[cuda]") {
+TEST_CASE("recipe precision bf16 keeps the GEMMs on cuda, with their compute attribute", "[cuda]") {
+  const Graph g = build_mlp();
+  Recipe r = recipe("adamw");
+  r.precision = "bf16";
+  const ProgramSpec spec = cuda_spec(g, r);
+  int bf16_gemms = 0;
+  for (const OpSpec& op : spec.ops) {
+    if (op.op != "Linear" && op.op != "LinearInputGrad" && op.op != "LinearWeightGrad") continue;
+    INFO(op.op << " '" << op.name << "' on " << op.backend);
+    CHECK(op.backend == "cuda");  // before, a bf16 GEMM fell back to the host, with copies around it
+    auto d = SpecOpDesc::describe(spec, op, 0);
+    REQUIRE(d.is_ok());
+    params::MatMulParams p;
+    REQUIRE(params::parse(d->desc(), &p).is_ok());
+    bf16_gemms += p.bf16;
+  }
+  CHECK(bf16_gemms >= 3);  // the forward Linears and the gradients' GEMMs
+}
+
+TEST_CASE("an MLP trains on cuda as on cpu, step by step (SGD with momentum, AdamW, bf16 GEMMs)", "[cuda]") {
   if (skip_without_gpu()) return;
-  for (const std::string optimizer : {"sgd", "adamw"}) {
-    INFO(optimizer);
+  struct Variant {
+    const char* optimizer;
+    const char* precision;
+    double tolerance;
+  };
+  // bf16: both sides round the GEMM operands to bf16 and sum in f32, in another order, far under
+  // bf16's own 4e-3; f32: only the order of the sums differs.
+  for (const Variant v : {Variant{"sgd", "fp32", 1e-4}, Variant{"adamw", "fp32", 1e-4}, Variant{"adamw", "bf16", 1e-3}}) {
+    INFO(v.optimizer << ", precision " << v.precision);
     const Graph g = build_mlp();
-    const Recipe r = recipe(optimizer);
+    Recipe r = recipe(v.optimizer);
+    r.precision = v.precision;
     CompileOptions on_cuda;
     on_cuda.backend = "cuda";
     auto cpu_trainer = compile_trainer(g, r);
@@ -185,17 +234,7 @@ TEST_CASE("an MLP trains on cuda as on cpu, step by step (SGD with momentum, Ada
     int bound = 0;
     for (const BackendInfo& b : gpu.backends()) bound += b.name == "cuda" ? b.ops_bound : 0;
     CHECK(bound > 0);
-    for (int step = 0; step < 6; ++step) {
-      const Batch batch = make_batch(step);
-      REQUIRE(feed(cpu, batch).is_ok());
-      REQUIRE(feed(gpu, batch).is_ok());
-      auto want = cpu.train_step();
-      auto got = gpu.train_step();
-      INFO("step " << step << ": " << got.status().message());
-      REQUIRE(want.is_ok());
-      REQUIRE(got.is_ok());
-      CHECK(std::fabs(got.value() - want.value()) <= 1e-4 * (std::fabs(want.value()) + 1.0));
-    }
+    train_side_by_side(cpu, gpu, v.tolerance);
     for (const char* name : {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}) {
       const int64_t n = std::string(name).find("weight") != std::string::npos
                             ? (std::string(name) == "fc1.weight" ? kHidden * kFeatures : kClasses * kHidden)
@@ -205,10 +244,30 @@ TEST_CASE("an MLP trains on cuda as on cpu, step by step (SGD with momentum, Ada
       REQUIRE(gpu.get_parameter(name, b.data(), b.size() * sizeof(float)).is_ok());
       for (size_t i = 0; i < a.size(); ++i) {
         INFO(name << "[" << i << "]: cuda " << b[i] << ", cpu " << a[i]);
-        CHECK(std::fabs(b[i] - a[i]) <= 1e-4 * (std::fabs(a[i]) + 1.0));
+        CHECK(std::fabs(b[i] - a[i]) <= v.tolerance * (std::fabs(a[i]) + 1.0));
       }
     }
   }
+}
+
+TEST_CASE("pock_zero clears exactly the bytes asked for, in order with copies", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Backend cuda;
+  auto zero = reinterpret_cast<pock_zero_fn>(cuda.b.get_proc_address(cuda.b.context, POCK_EXT_ZERO));
+  REQUIRE(zero != nullptr);
+  const size_t n = 3 << 20, from = 1000003, count = (1 << 20) + 7;  // odd offsets and sizes
+  std::vector<uint8_t> host(n);
+  for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint8_t>(1 + i % 251);  // never 0
+  void* d = cuda.b.alloc(cuda.b.context, n, 64);
+  REQUIRE(d != nullptr);
+  REQUIRE(cuda.b.copy(cuda.b.context, d, host.data(), n, POCK_COPY_HOST_TO_DEVICE) == POCK_OK);
+  REQUIRE(zero(cuda.b.context, static_cast<uint8_t*>(d) + from, count) == POCK_OK);
+  std::vector<uint8_t> back(n, 0);
+  REQUIRE(cuda.b.copy(cuda.b.context, back.data(), d, n, POCK_COPY_DEVICE_TO_HOST) == POCK_OK);
+  cuda.b.free(cuda.b.context, d);
+  size_t wrong = 0;
+  for (size_t i = 0; i < n; ++i) wrong += back[i] != (i >= from && i < from + count ? 0 : host[i]);
+  CHECK(wrong == 0);
 }
 
 TEST_CASE("cuBLAS is opened on demand, with every entry point the backend calls", "[cuda]") {
@@ -234,18 +293,9 @@ TEST_CASE("steps replayed as CUDA graphs (the default) train as with POCK_CUDA_G
   INFO(graphed.status().message());
   REQUIRE(plain.is_ok());
   REQUIRE(graphed.is_ok());
-  for (int step = 0; step < 6; ++step) {  // from the second step on, runs replay as graphs
-    const Batch batch = make_batch(step);
-    REQUIRE(feed(plain->engine, batch).is_ok());
-    REQUIRE(feed(graphed->engine, batch).is_ok());
-    auto want = plain->engine.train_step();
-    auto got = graphed->engine.train_step();
-    INFO("step " << step << ": " << got.status().message());
-    REQUIRE(want.is_ok());
-    REQUIRE(got.is_ok());
-    // The same kernels; cuBLAS may pick another algorithm with the workspace capture needs.
-    CHECK(std::fabs(got.value() - want.value()) <= 1e-6 * (std::fabs(want.value()) + 1.0));
-  }
+  // From the second step on, runs replay as graphs: the same kernels, though cuBLAS may pick
+  // another algorithm with the workspace capture needs.
+  train_side_by_side(plain->engine, graphed->engine, 1e-6);
   std::vector<float> a(kHidden * kFeatures), b(a.size());
   REQUIRE(plain->engine.get_parameter("fc1.weight", a.data(), a.size() * sizeof(float)).is_ok());
   REQUIRE(graphed->engine.get_parameter("fc1.weight", b.data(), b.size() * sizeof(float)).is_ok());

@@ -164,31 +164,51 @@ TEST_CASE("cuda elementwise logic: Where with broadcast condition and every bran
   check_width(int8_t{}, DType::kI8);
 }
 
-TEST_CASE("cuda elementwise logic: Cast between every pair of ref's dtypes", "[cuda_logic]") {
-  const DType dtypes[] = {DType::kF32, DType::kI32, DType::kI64, DType::kI8, DType::kU8, DType::kBool};
-  // Values every dtype holds (0 and 1 for bool), with fractions for the float source.
-  auto source = [](DType dt) {
-    const std::vector<double> v = {0, 1, 2, 7, 0, 1, 100, 3, 1, 0, 126, 5};
-    std::vector<uint8_t> bytes(v.size() * dtype_size(dt));
-    for (size_t i = 0; i < v.size(); ++i) {
-      const double x = dt == DType::kBool ? (i % 3 == 0) : (dt == DType::kF32 ? v[i] + 0.75 : v[i]);
-      store_from_double(bytes.data(), static_cast<int64_t>(i), static_cast<int32_t>(dt), x);
+namespace {
+
+// Values of `dt` that put Cast's edges to work: for the float dtypes fractions, negatives, values
+// beyond every narrower integer dtype and beyond int64, infinities and NaN; for the integer dtypes
+// the same integers wrapped to their width (C++20 defines the narrowing as two's complement).
+HostBuffer cast_source(DType dt) {
+  const std::vector<double> floats = {0, 0.75, -0.75, 2.5, -3.75, 127.5, 300.5, -300.5, 70000.25, -70000.25, 3e9, -3e9,
+                                      1e19, 1e20, -1e20, NAN, INFINITY, -INFINITY};
+  const std::vector<int64_t> integers = {0, 1, -1, 100, -100, 200, 300, -300, 40000, 70000, -70000, 3000000000,
+                                         -3000000000, (int64_t{1} << 40) + 3, INT64_MAX, INT64_MIN};
+  const size_t n = dt == DType::kF32 || dt == DType::kF64 ? floats.size() : integers.size();
+  HostBuffer b{dt, {static_cast<int64_t>(n)}, std::vector<uint8_t>(n * dtype_size(dt))};
+  for (size_t i = 0; i < n; ++i) {
+    auto put = [&](auto v) { std::memcpy(b.bytes.data() + i * sizeof(v), &v, sizeof(v)); };
+    switch (dt) {
+      case DType::kF32: put(static_cast<float>(floats[i])); break;
+      case DType::kF64: put(floats[i]); break;
+      case DType::kBool: put(static_cast<uint8_t>(i % 3 == 0)); break;
+      case DType::kI8: put(static_cast<int8_t>(integers[i])); break;
+      case DType::kU8: put(static_cast<uint8_t>(integers[i])); break;
+      case DType::kI16: put(static_cast<int16_t>(integers[i])); break;
+      case DType::kU16: put(static_cast<uint16_t>(integers[i])); break;
+      case DType::kI32: put(static_cast<int32_t>(integers[i])); break;
+      case DType::kU32: put(static_cast<uint32_t>(integers[i])); break;
+      case DType::kI64: put(integers[i]); break;
+      default: put(static_cast<uint64_t>(integers[i])); break;
     }
-    return HostBuffer{dt, {3, 4}, bytes};
-  };
+  }
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("cuda elementwise logic: Cast between every pair of the dtypes cuda casts, edges included", "[cuda_logic]") {
+  const DType dtypes[] = {DType::kF32, DType::kF64, DType::kI8,  DType::kU8,  DType::kI16, DType::kU16,
+                          DType::kI32, DType::kU32, DType::kI64, DType::kU64, DType::kBool};
   for (DType from : dtypes) {
     for (DType to : dtypes) {
-      BoundOp op("Cast", {source(from)}, {{"to", std::string(dtype_name(to))}});
+      if (from == to) continue;  // the kernel copies
+      BoundOp op("Cast", {cast_source(from)}, {{"to", std::string(dtype_name(to))}});
       REQUIRE(op.status().is_ok());
       const std::vector<HostBuffer> want = op.run_ref();
       std::vector<HostBuffer> got = op.fresh_outputs();
       const pock_op_desc d = op.bind(got);
-      if (from == to) {
-        std::memcpy(d.outputs[0].data, d.inputs[0].data, d.outputs[0].nbytes);  // the kernel's copy
-      } else {
-        each_element(CastMap{d.inputs[0].data, d.outputs[0].data, d.inputs[0].dtype, d.outputs[0].dtype},
-                     numel(d.outputs[0]));
-      }
+      each_element(CastMap{d.inputs[0].data, d.outputs[0].data, d.inputs[0].dtype, d.outputs[0].dtype}, numel(d.outputs[0]));
       INFO(dtype_name(from) << " -> " << dtype_name(to));
       CHECK(byte_mismatches(got[0], want[0]) == "");
     }

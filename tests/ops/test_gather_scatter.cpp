@@ -1,7 +1,12 @@
 // gather_scatter family: GatherElements and ScatterElements (every reduction) against ONNX's
-// operator examples and hand-computed cases, and their errors.
+// operator examples and hand-computed cases, and their errors; the cpu kernels of all four ops
+// against ref on random shapes, axes, reductions and indices (negative and repeated ones among them).
 #include <catch2/catch.hpp>
 
+#include <random>
+
+#include "support/backend_compare.hpp"
+#include "support/expect_close.hpp"
 #include "support/infer_types.hpp"
 #include "support/op_runner.hpp"
 
@@ -107,4 +112,102 @@ TEST_CASE("ScatterND writes or reduces whole slices (ONNX's examples)", "[ops][g
   CHECK(rows.value()[0].f32() == std::vector<float>{1, 2, 7, 8});
   CHECK_FALSE(infer("ScatterND", {f32({2, 2}), TensorType{DType::kI64, {1, 1}}, f32({2})}, {}).is_ok());
   CHECK_FALSE(infer("GatherND", {f32({2, 2}), TensorType{DType::kI64, {1, 3}}}, {}).is_ok());
+}
+
+namespace {
+
+const char* const kReductions[] = {"none", "add", "mul", "max", "min"};
+
+// Random indices into an axis of length `dim`, negative ones included; repeats are likely.
+Operand random_indices(std::mt19937& gen, Shape shape, int64_t dim) {
+  std::vector<int64_t> v(static_cast<size_t>(numel(shape)));
+  for (int64_t& i : v) i = std::uniform_int_distribution<int64_t>(-dim, dim - 1)(gen);
+  return int64s(std::move(shape), std::move(v));
+}
+
+// indices for an element op on `data` along `axis`: any length along it, at most data's elsewhere.
+Shape element_indices_shape(std::mt19937& gen, const Shape& data, int axis) {
+  Shape s = data;
+  for (size_t d = 0; d < s.size(); ++d) s[d] = static_cast<int>(d) == axis ? random_dim(gen, 1, 6) : random_dim(gen, 1, data[d]);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("cpu GatherElements and ScatterElements match ref on random shapes, axes and reductions",
+          "[ops][cpu][gather_scatter]") {
+  std::mt19937 gen(23);
+  uint32_t seed = 500;
+  for (int rank = 1; rank <= 4; ++rank) {
+    for (int trial = 0; trial < 3; ++trial) {
+      const Shape data = random_shape(gen, rank, 1, 6);
+      const int axis = static_cast<int>(random_dim(gen, 0, rank - 1));
+      const int64_t attr_axis = trial == 1 ? axis - rank : axis;  // negative axes too
+      const Shape idx = element_indices_shape(gen, data, axis);
+      INFO("rank " << rank << " axis " << attr_axis);
+      check_against_ref("cpu", {"GatherElements", {input(data, ++seed), random_indices(gen, idx, data[static_cast<size_t>(axis)])},
+                                {{"axis", attr_axis}}});
+      for (const char* reduction : kReductions) {
+        check_against_ref("cpu", {"ScatterElements",
+                                  {input(data, ++seed), random_indices(gen, idx, data[static_cast<size_t>(axis)]), input(idx, ++seed)},
+                                  {{"axis", attr_axis}, {"reduction", std::string(reduction)}}});
+      }
+    }
+  }
+  // Long lines along an inner axis and many of them, split over threads.
+  const Shape big{3, 50, 70};
+  const Shape big_idx{3, 80, 70};
+  check_against_ref("cpu", {"GatherElements", {input(big, ++seed), random_indices(gen, big_idx, 50)}, {{"axis", int64_t{1}}}});
+  check_against_ref("cpu", {"ScatterElements", {input(big, ++seed), random_indices(gen, big_idx, 50), input(big_idx, ++seed)},
+                            {{"axis", int64_t{1}}, {"reduction", std::string("add")}}});
+}
+
+TEST_CASE("cpu GatherND and ScatterND match ref on random shapes, batch_dims and reductions", "[ops][cpu][gather_scatter]") {
+  std::mt19937 gen(29);
+  uint32_t seed = 700;
+  for (int rank = 1; rank <= 4; ++rank) {
+    for (int trial = 0; trial < 3; ++trial) {
+      const Shape data = random_shape(gen, rank, 1, 5);
+      const int batch = static_cast<int>(random_dim(gen, 0, rank - 1));
+      const int64_t k = random_dim(gen, 1, rank - batch);
+      Shape idx(data.begin(), data.begin() + batch);
+      for (int64_t extra = random_dim(gen, 0, 2); extra > 0; --extra) idx.push_back(random_dim(gen, 1, 4));
+      idx.push_back(k);
+      std::vector<int64_t> tuples(static_cast<size_t>(numel(idx)));
+      for (size_t e = 0; e < tuples.size(); ++e) {
+        const int64_t dim = data[static_cast<size_t>(batch) + e % static_cast<size_t>(k)];
+        tuples[e] = std::uniform_int_distribution<int64_t>(-dim, dim - 1)(gen);
+      }
+      INFO("data " << shape_str(data) << " indices " << shape_str(idx) << " batch_dims " << batch);
+      check_against_ref("cpu", {"GatherND", {input(data, ++seed), int64s(idx, tuples)}, {{"batch_dims", int64_t{batch}}}});
+      if (batch != 0) continue;
+      Shape updates(idx.begin(), idx.end() - 1);
+      updates.insert(updates.end(), data.begin() + k, data.end());
+      for (const char* reduction : kReductions) {
+        check_against_ref("cpu", {"ScatterND", {input(data, ++seed), int64s(idx, tuples), input(updates, ++seed)},
+                                  {{"reduction", std::string(reduction)}}});
+      }
+    }
+  }
+  // Wide slices, split over threads.
+  check_against_ref("cpu", {"ScatterND", {input({6, 3000}, ++seed), int64s({5, 1}, {2, -1, 2, 0, 5}), input({5, 3000}, ++seed)},
+                            {{"reduction", std::string("add")}}});
+  check_against_ref("cpu", {"GatherND", {input({6, 3000}, ++seed), int64s({5, 1}, {2, -1, 2, 0, 5})}});
+}
+
+TEST_CASE("cpu gather_scatter kernels refuse an index out of range with an error naming it", "[ops][cpu][gather_scatter][errors]") {
+  const std::vector<OpCase> cases = {
+      {"GatherElements", {input({2, 3}, 1), int64s({2, 2}, {0, 1, 3, 0})}, {{"axis", int64_t{1}}}},
+      {"ScatterElements", {input({2, 3}, 2), int64s({1, 2}, {-4, 0}), input({1, 2}, 3)}, {{"axis", int64_t{1}}}},
+      {"GatherND", {input({2, 3}, 4), int64s({1, 2}, {1, 3})}, {}},
+      {"ScatterND", {input({2, 3}, 5), int64s({1, 1}, {2}), input({1, 3}, 6)}, {}},
+  };
+  for (const OpCase& c : cases) {
+    INFO(c.op);
+    BoundCase bound = BoundCase::open(c, "cpu");
+    REQUIRE(bound.backend_of(c.op) == "cpu");
+    const Status s = bound.try_infer();
+    REQUIRE_FALSE(s.is_ok());
+    CHECK_THAT(s.message(), Catch::Contains("out of range"));
+  }
 }

@@ -1,10 +1,13 @@
 // grid_sample family: GridSample in every mode, padding and corner alignment against
 // torch.nn.functional.grid_sample (values computed with PyTorch in double, pasted here), and its
-// errors.
+// errors; the cpu kernels of GridSample and GridSampleGrad against ref on random shapes and grids.
 #include <catch2/catch.hpp>
 
+#include <random>
 #include <string>
 
+#include "support/backend_compare.hpp"
+#include "support/expect_close.hpp"
 #include "support/infer_types.hpp"
 #include "support/op_runner.hpp"
 
@@ -69,4 +72,30 @@ TEST_CASE("grid_sample shape inference and errors", "[ops][grid_sample][errors]"
   CHECK_FALSE(infer("GridSample", {f32({1, 1, 2, 2}), f32({1, 1, 1, 2})}, {{"padding_mode", std::string("wrap")}}).is_ok());
   CHECK_FALSE(infer("GridSampleGrad", {f32({1, 1, 1, 1}), f32({1, 1, 2, 2}), f32({1, 1, 1, 2})}, {{"mode", std::string("bicubic")}})
                   .is_ok());
+}
+
+TEST_CASE("cpu GridSample and GridSampleGrad match ref in every mode on random shapes", "[ops][cpu][grid_sample]") {
+  std::mt19937 gen(31);
+  uint32_t seed = 900;
+  for (const char* mode : {"bilinear", "nearest", "bicubic"}) {
+    for (const char* padding : {"zeros", "border", "reflection"}) {
+      for (int64_t align : {0, 1}) {
+        const Shape x = {random_dim(gen, 1, 2), random_dim(gen, 1, 3), random_dim(gen, 1, 6), random_dim(gen, 1, 7)};
+        const Shape grid = {x[0], random_dim(gen, 1, 5), random_dim(gen, 1, 9), 2};
+        const Attrs attrs{{"mode", std::string(mode)}, {"padding_mode", std::string(padding)}, {"align_corners", align}};
+        INFO(mode << " " << padding << " align_corners " << align);
+        // Grid values reach past [-1, 1] so that padding matters.
+        check_against_ref("cpu", {"GridSample", {input(x, ++seed), input(grid, ++seed, -1.4f, 1.4f)}, attrs});
+        if (std::string(mode) == "bicubic") continue;  // no gradient kernel
+        const Shape y = {x[0], x[1], grid[1], grid[2]};
+        check_against_ref("cpu", {"GridSampleGrad", {input(y, ++seed), input(x, ++seed), input(grid, ++seed, -1.4f, 1.4f)}, attrs});
+      }
+    }
+  }
+  // More points than one chunk and several channels, split over threads.
+  const Attrs bilinear{{"mode", std::string("bilinear")}};
+  check_against_ref("cpu", {"GridSample", {input({2, 5, 20, 24}, ++seed), input({2, 17, 19, 2}, ++seed, -1.1f, 1.1f)}, bilinear});
+  check_against_ref("cpu", {"GridSampleGrad",
+                            {input({2, 5, 17, 19}, ++seed), input({2, 5, 20, 24}, ++seed), input({2, 17, 19, 2}, ++seed, -1.1f, 1.1f)},
+                            bilinear});
 }

@@ -1,7 +1,12 @@
 // indexing family: TopK, OneHot and ReverseSequence against ONNX's operator examples and
-// hand-computed cases (ties, negative and out-of-range indices), and their errors.
+// hand-computed cases (ties, negative and out-of-range indices), and their errors; the cpu TopK
+// against ref on random shapes, axes and k, with and without ties.
 #include <catch2/catch.hpp>
 
+#include <random>
+
+#include "support/backend_compare.hpp"
+#include "support/expect_close.hpp"
 #include "support/infer_types.hpp"
 #include "support/op_runner.hpp"
 
@@ -100,4 +105,29 @@ TEST_CASE("indexing shape inference and errors", "[ops][indexing][errors]") {
   CHECK(infer("ReverseSequence", {f32({4, 3, 2}), lens}, {}).is_ok());
   CHECK_FALSE(infer("ReverseSequence", {f32({3, 4}), lens}, {}).is_ok());  // batch is axis 1: 4 lengths
   CHECK_FALSE(infer("ReverseSequence", {f32({3, 4, 2}), lens}, {{"batch_axis", int64_t{2}}}).is_ok());
+}
+
+TEST_CASE("cpu TopK matches ref on random shapes, axes, k and ties", "[ops][cpu][indexing]") {
+  std::mt19937 gen(37);
+  uint32_t seed = 1100;
+  for (int rank = 1; rank <= 4; ++rank) {
+    for (int trial = 0; trial < 4; ++trial) {
+      const Shape shape = random_shape(gen, rank, 1, 9);
+      const int axis = static_cast<int>(random_dim(gen, 0, rank - 1));
+      const Attrs attrs{{"k", random_dim(gen, 1, shape[static_cast<size_t>(axis)])},
+                        {"axis", trial % 2 ? int64_t{axis - rank} : int64_t{axis}},
+                        {"largest", int64_t{trial / 2 % 2}}};
+      INFO(shape_str(shape) << " axis " << axis);
+      check_against_ref("cpu", {"TopK", {input(shape, ++seed)}, attrs});
+      // Few distinct values: ties everywhere, broken by the lower index.
+      Operand ties = input(shape, ++seed);
+      for (float& v : ties.values) v = static_cast<float>(static_cast<int>((v + 1.0f) * 1.5f));
+      check_against_ref("cpu", {"TopK", {ties}, attrs});
+      std::vector<int64_t> ints(ties.values.begin(), ties.values.end());
+      check_against_ref("cpu", {"TopK", {int64s(shape, ints)}, attrs});
+    }
+  }
+  // Many lines of a long inner axis, split over threads.
+  check_against_ref("cpu", {"TopK", {input({40, 300}, ++seed)}, {{"k", int64_t{7}}, {"axis", int64_t{1}}}});
+  check_against_ref("cpu", {"TopK", {input({300, 40}, ++seed)}, {{"k", int64_t{5}}, {"axis", int64_t{0}}}});
 }

@@ -1,10 +1,13 @@
 // resample family: Resize against the outputs ONNX's operator documentation gives for its examples,
-// and its errors. (Every mode is also checked against ONNX's reference by the PyTorch parity
-// models, tests/parity/op_models.py.)
+// and its errors; the cpu kernels of Resize and ResizeGrad against ref on random shapes in every
+// mode. (Every mode is also checked against ONNX's reference by the PyTorch parity models,
+// tests/parity/op_models.py.)
 #include <catch2/catch.hpp>
 
+#include <random>
 #include <string>
 
+#include "support/backend_compare.hpp"
 #include "support/expect_close.hpp"
 #include "support/infer_types.hpp"
 #include "support/op_runner.hpp"
@@ -75,4 +78,77 @@ TEST_CASE("Resize shape inference and errors", "[ops][resample][errors]") {
   REQUIRE_FALSE(crop.is_ok());
   CHECK(crop.status().message().find("coordinate_transformation_mode") != std::string::npos);
   CHECK_FALSE(infer("Resize", {f32({4, 4})}, resize_attrs("linear", "half_pixel", {8, 8}, {2, 0})).is_ok());
+}
+
+namespace {
+
+// A random resize of `x` (a scale per axis drawn from the ones models use, unchanged axes among
+// them) with the given modes; `grad` makes it the ResizeGrad of that resize instead.
+OpCase random_resize_case(std::mt19937& gen, const Shape& x, const Attrs& modes, bool grad, uint32_t seed) {
+  static const double kScales[] = {1, 1, 2, 3, 0.5, 0.75, 4.0 / 3, 1.7, 0.4};
+  Ints sizes;
+  Reals scales;
+  for (int64_t d : x) {
+    const double s = kScales[std::uniform_int_distribution<size_t>(0, std::size(kScales) - 1)(gen)];
+    sizes.push_back(std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(d) * s)));
+    scales.push_back(s);
+  }
+  OpCase c;
+  c.attrs = modes;
+  c.attrs.set("scales", scales);
+  if (grad) {
+    c.op = "ResizeGrad";
+    c.attrs.set("shape", x);
+    c.inputs = {input(Shape(sizes.begin(), sizes.end()), seed)};
+  } else {
+    c.op = "Resize";
+    c.attrs.set("sizes", sizes);
+    c.inputs = {input(x, seed)};
+  }
+  return c;
+}
+
+std::vector<Attrs> every_resize_mode() {
+  std::vector<Attrs> modes;
+  for (const char* coordinates : {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn"}) {
+    for (const char* nearest : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}) {
+      modes.push_back({{"mode", std::string("nearest")}, {"coordinate_transformation_mode", std::string(coordinates)},
+                       {"nearest_mode", std::string(nearest)}});
+    }
+    modes.push_back({{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string(coordinates)}});
+    for (int64_t exclude : {0, 1}) {
+      for (double a : {-0.75, -0.5}) {
+        modes.push_back({{"mode", std::string("cubic")}, {"coordinate_transformation_mode", std::string(coordinates)},
+                         {"exclude_outside", exclude}, {"cubic_coeff_a", a}});
+      }
+    }
+  }
+  return modes;
+}
+
+}  // namespace
+
+TEST_CASE("cpu Resize and ResizeGrad match ref in every mode on random shapes", "[ops][cpu][resample]") {
+  std::mt19937 gen(17);
+  uint32_t seed = 300;
+  for (bool grad : {false, true}) {
+    for (const Attrs& modes : every_resize_mode()) {
+      const int rank = std::uniform_int_distribution<int>(1, 5)(gen);
+      check_against_ref("cpu", random_resize_case(gen, random_shape(gen, rank, 1, 7), modes, grad, ++seed));
+    }
+  }
+}
+
+TEST_CASE("cpu Resize and ResizeGrad match ref on a U-Net sized upsampling, threaded and not", "[ops][cpu][resample]") {
+  const Attrs bilinear{{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("half_pixel")},
+                       {"sizes", Ints{2, 24, 34, 62}}, {"scales", Reals{1, 1, 2, 2}}};
+  const Attrs nearest{{"mode", std::string("nearest")}, {"sizes", Ints{2, 24, 34, 62}}, {"scales", Reals{1, 1, 2, 2}}};
+  for (int threads : {1, 0}) {
+    for (const Attrs& a : {bilinear, nearest}) {
+      check_against_ref("cpu", {"Resize", {input({2, 24, 17, 31}, 41)}, a}, "", threads);
+      Attrs g = a;
+      g.set("shape", Ints{2, 24, 17, 31});
+      check_against_ref("cpu", {"ResizeGrad", {input({2, 24, 34, 62}, 42)}, g}, "", threads);
+    }
+  }
 }

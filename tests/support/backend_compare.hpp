@@ -153,6 +153,7 @@ class BoundCase {
       REQUIRE(g.mark_output((*outs)[i], "out" + std::to_string(i)).is_ok());
       b.output_sizes_.push_back(static_cast<size_t>(numel(g.tensor((*outs)[i]).shape)));
       b.output_u8_.push_back(g.tensor((*outs)[i]).dtype == DType::kU8 || g.tensor((*outs)[i]).dtype == DType::kBool);
+      b.output_i64_.push_back(g.tensor((*outs)[i]).dtype == DType::kI64);
     }
     if (outs->empty()) {
       // An op that only updates its inputs (an optimizer step): a model needs an output, so an
@@ -202,6 +203,10 @@ class BoundCase {
         std::vector<uint8_t> bytes(v.size());
         REQUIRE(engine_->get_output("out" + std::to_string(i), bytes.data(), bytes.size()).is_ok());
         for (size_t k = 0; k < v.size(); ++k) v[k] = bytes[k];
+      } else if (output_i64_[i]) {  // indices: compared as floats (exact below 2^24)
+        std::vector<int64_t> ints(v.size());
+        REQUIRE(engine_->get_output("out" + std::to_string(i), ints.data(), ints.size() * sizeof(int64_t)).is_ok());
+        for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>(ints[k]);
       } else {
         REQUIRE(engine_->get_output("out" + std::to_string(i), v.data(), v.size() * sizeof(float)).is_ok());
       }
@@ -235,6 +240,7 @@ class BoundCase {
   std::unique_ptr<EngineCore> engine_;
   std::vector<size_t> output_sizes_;
   std::vector<bool> output_u8_;
+  std::vector<bool> output_i64_;
   std::vector<std::pair<int, size_t>> updated_;
 };
 

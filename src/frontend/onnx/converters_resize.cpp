@@ -1,7 +1,9 @@
 // ONNX Resize (opsets 10-19) and Upsample (opsets 7-9) as pock's Resize, the output shape and the
-// per-axis scales resolved here from constant operands. Upsample and opset 10's two-input Resize
+// per-axis scales resolved here from constant operands (opset 18's axes and
+// keep_aspect_ratio_policy included). Upsample and opset 10's two-input Resize
 // are Resize with asymmetric coordinates and nearest rounding down (what their outputs were
 // defined as before opset 11 named the modes).
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -50,6 +52,62 @@ Result<Target> from_sizes(NodeView& node, int input, const Ints& sizes) {
   return t;
 }
 
+// Opset 18's axes: scales or sizes then name these axes only (negative counts from the end); the
+// others keep scale 1 and their size. Empty: every axis, in order.
+Result<Ints> resize_axes(NodeView& node) {
+  POCK_ASSIGN_OR_RETURN(Ints axes, node.attrs().get_ints("axes", {}));
+  const int64_t rank = static_cast<int64_t>(node.value(0).shape.size());
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (int64_t& a : axes) {
+    if (a < -rank || a >= rank) return node.error("axes " + shape_str(axes) + " name an axis outside rank " + std::to_string(rank));
+    if (a < 0) a += rank;
+    if (seen[static_cast<size_t>(a)]) return node.error("axes " + shape_str(axes) + " repeat an axis");
+    seen[static_cast<size_t>(a)] = true;
+  }
+  return axes;
+}
+
+// `given` holds one value per listed axis; the result one per axis of x, `keep` elsewhere.
+template <typename T>
+Result<std::vector<T>> on_every_axis(NodeView& node, int input, const char* what, const Ints& axes, const std::vector<T>& given,
+                                     const std::vector<T>& keep) {
+  if (axes.empty()) return given;
+  if (given.size() != axes.size()) {
+    std::string message = std::string("(") + what;  // grown in place: GCC 12 warns, falsely, on '"(" + string' (-Wrestrict)
+    message += ") must hold one value per axis in axes " + shape_str(axes) + ", got " + std::to_string(given.size());
+    return node.input_error(input, message);
+  }
+  std::vector<T> full = keep;
+  for (size_t i = 0; i < axes.size(); ++i) full[static_cast<size_t>(axes[i])] = given[i];
+  return full;
+}
+
+// keep_aspect_ratio_policy not_larger / not_smaller (with sizes): one scale for the listed axes,
+// the smallest / largest of size / input there, and sizes round(scale * input) rounding halves up,
+// as ONNX's reference does.
+Result<Target> keep_aspect_ratio(NodeView& node, const std::string& policy, const Ints& axes, const Ints& sizes) {
+  const Shape& x = node.value(0).shape;
+  Ints listed = axes;
+  if (listed.empty()) {
+    for (int64_t d = 0; d < static_cast<int64_t>(x.size()); ++d) listed.push_back(d);
+  }
+  double scale = policy == "not_larger" ? HUGE_VAL : 0.0;
+  for (int64_t d : listed) {
+    const double ratio = static_cast<double>(sizes[static_cast<size_t>(d)]) / static_cast<double>(x[static_cast<size_t>(d)]);
+    scale = policy == "not_larger" ? std::min(scale, ratio) : std::max(scale, ratio);
+  }
+  Target t{Ints(x.begin(), x.end()), Reals(x.size(), 1.0)};
+  for (int64_t d : listed) {
+    t.sizes[static_cast<size_t>(d)] = static_cast<int64_t>(std::floor(scale * static_cast<double>(x[static_cast<size_t>(d)]) + 0.5));
+    t.scales[static_cast<size_t>(d)] = scale;
+    if (t.sizes[static_cast<size_t>(d)] < 1) {
+      return node.input_error(3, "(sizes) with keep_aspect_ratio_policy " + policy + " shrink axis " + std::to_string(d) +
+                                     " of " + shape_str(x) + " to nothing");
+    }
+  }
+  return t;
+}
+
 Result<Reals> const_reals(NodeView& node, int input, const char* what) {
   POCK_ASSIGN_OR_RETURN(const HostTensor* t, node.const_input(input, what));
   Reals v;
@@ -77,9 +135,6 @@ Status check_supported(NodeView& node, const std::string& coordinates) {
   }
   POCK_ASSIGN_OR_RETURN(int64_t antialias, node.attrs().get_int("antialias", 0));
   if (antialias != 0) return node.unsupported("antialias=1 (a widened filter when downsampling) is not implemented");
-  if (node.attrs().has("axes")) return node.unsupported("the axes attribute (opset 18) is not implemented; give every axis");
-  POCK_ASSIGN_OR_RETURN(std::string policy, node.attrs().get_string("keep_aspect_ratio_policy", "stretch"));
-  if (policy != "stretch") return node.unsupported("keep_aspect_ratio_policy '" + policy + "' is not implemented");
   return Status::ok();
 }
 
@@ -93,12 +148,24 @@ Status convert_resize(NodeView& node) {
   }
   POCK_ASSIGN_OR_RETURN(std::string coordinates, node.attrs().get_string("coordinate_transformation_mode", "half_pixel"));
   POCK_RETURN_IF_ERROR(check_supported(node, coordinates));
+  POCK_ASSIGN_OR_RETURN(Ints axes, resize_axes(node));
+  POCK_ASSIGN_OR_RETURN(std::string policy, node.attrs().get_string("keep_aspect_ratio_policy", "stretch"));
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller") {
+    return node.error("keep_aspect_ratio_policy must be stretch, not_larger or not_smaller, got '" + policy + "'");
+  }
+  const Shape& x = node.value(0).shape;
   Target t;
   if (node.has_input(3) && numel(node.value(3).shape) > 0) {
-    POCK_ASSIGN_OR_RETURN(Ints sizes, node.const_ints(3, "sizes"));
-    POCK_ASSIGN_OR_RETURN(t, from_sizes(node, 3, sizes));
+    POCK_ASSIGN_OR_RETURN(Ints given, node.const_ints(3, "sizes"));
+    POCK_ASSIGN_OR_RETURN(Ints sizes, on_every_axis(node, 3, "sizes", axes, given, Ints(x.begin(), x.end())));
+    if (policy == "stretch") {
+      POCK_ASSIGN_OR_RETURN(t, from_sizes(node, 3, sizes));
+    } else {
+      POCK_ASSIGN_OR_RETURN(t, keep_aspect_ratio(node, policy, axes, sizes));
+    }
   } else if (node.has_input(2) && numel(node.value(2).shape) > 0) {
-    POCK_ASSIGN_OR_RETURN(Reals scales, const_reals(node, 2, "scales"));
+    POCK_ASSIGN_OR_RETURN(Reals given, const_reals(node, 2, "scales"));
+    POCK_ASSIGN_OR_RETURN(Reals scales, on_every_axis(node, 2, "scales", axes, given, Reals(x.size(), 1.0)));
     POCK_ASSIGN_OR_RETURN(t, from_scales(node, 2, scales));
   } else {
     return node.error("needs scales (input 2) or sizes (input 3)");
