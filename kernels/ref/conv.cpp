@@ -61,15 +61,9 @@ Status conv2d(const KernelCall& c, const params::WindowParams& p) {
           double acc = bias ? bias[o] : 0.0;
           for (int64_t ci = 0; ci < in_per_group; ++ci) {
             const float* filter = w + (o * in_per_group + ci) * g.kernel_h * g.kernel_w;
-            for (int64_t ky = 0; ky < g.kernel_h; ++ky) {
-              const int64_t iy = oy * g.stride_h - g.pad_top + ky * g.dilation_h;
-              if (iy < 0 || iy >= g.in_h) continue;
-              for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
-                const int64_t ix = ox * g.stride_w - g.pad_left + kx * g.dilation_w;
-                if (ix < 0 || ix >= g.in_w) continue;
-                acc += static_cast<double>(x[x_at(n, first_in_channel + ci, iy, ix)]) * filter[ky * g.kernel_w + kx];
-              }
-            }
+            ref::for_each_tap(g, oy, ox, [&](int64_t ky, int64_t kx, int64_t iy, int64_t ix) {
+              acc += static_cast<double>(x[x_at(n, first_in_channel + ci, iy, ix)]) * filter[ky * g.kernel_w + kx];
+            });
           }
           y[y_at(n, o, oy, ox)] = apply_activation(activation, static_cast<float>(acc));
         }
@@ -85,11 +79,11 @@ Window pool_window(const KernelCall& c, const params::WindowParams& p) {
 
 // Calls f(output_index, plane, y0, y1, x0, x1, oy, ox) per output element with the window clipped
 // to the input: rows [y0, y1), columns [x0, x1) of `plane`.
-template <typename F>
-void for_each_window(const Window& g, const float* x, F&& f) {
+template <typename T, typename F>
+void for_each_window(const Window& g, const T* x, F&& f) {
   int64_t out = 0;
   for (int64_t plane_index = 0; plane_index < g.batch * g.in_channels; ++plane_index) {
-    const float* plane = x + plane_index * g.in_h * g.in_w;
+    const T* plane = x + plane_index * g.in_h * g.in_w;
     for (int64_t oy = 0; oy < g.out_h; ++oy) {
       const int64_t top = oy * g.stride_h - g.pad_top;
       for (int64_t ox = 0; ox < g.out_w; ++ox) {
@@ -101,16 +95,23 @@ void for_each_window(const Window& g, const float* x, F&& f) {
   }
 }
 
+// T: float, or the 8-bit integers (their maximum is exact; the schema keeps pads below the
+// kernel, so no window is padding alone and the initial lowest value never survives).
+template <typename T>
 Status max_pool2d(const KernelCall& c, const params::WindowParams& p) {
   const Window g = pool_window(c, p);
-  float* y = c.out_data<float>(0);
-  for_each_window(g, c.in_data<float>(0),
-                  [&](int64_t o, const float* plane, int64_t y0, int64_t y1, int64_t x0, int64_t x1, int64_t, int64_t) {
-                    float best = -std::numeric_limits<float>::infinity();
+  T* y = c.out_data<T>(0);
+  for_each_window(g, c.in_data<T>(0),
+                  [&](int64_t o, const T* plane, int64_t y0, int64_t y1, int64_t x0, int64_t x1, int64_t, int64_t) {
+                    T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                                  : std::numeric_limits<T>::lowest();
                     for (int64_t iy = y0; iy < y1; ++iy) {
                       for (int64_t ix = x0; ix < x1; ++ix) {
-                        const float v = plane[iy * g.in_w + ix];
-                        if (v > best || std::isnan(v)) best = v;  // NaN propagates, as in PyTorch
+                        const T v = plane[iy * g.in_w + ix];
+                        if constexpr (std::numeric_limits<T>::has_quiet_NaN) {
+                          if (std::isnan(v)) best = v;  // NaN propagates, as in PyTorch
+                        }
+                        if (v > best) best = v;
                       }
                     }
                     y[o] = best;
@@ -161,7 +162,9 @@ Status global_avg_pool(const KernelCall& c) {
 void register_ref_conv(KernelTable& t) {
   t.add(typed_kernel<params::WindowParams, conv2d>("Conv2d", DType::kF32));
   t.add(typed_kernel<params::WindowParams, conv2d_grad_input>("ConvTranspose2d", DType::kF32));
-  t.add(typed_kernel<params::WindowParams, max_pool2d>("MaxPool2d", DType::kF32));
+  t.add(typed_kernel<params::WindowParams, max_pool2d<float>>("MaxPool2d", DType::kF32));
+  t.add(typed_kernel<params::WindowParams, max_pool2d<uint8_t>>("MaxPool2d", DType::kU8));
+  t.add(typed_kernel<params::WindowParams, max_pool2d<int8_t>>("MaxPool2d", DType::kI8));
   t.add(typed_kernel<params::WindowParams, avg_pool2d>("AvgPool2d", DType::kF32));
   t.add({"GlobalAvgPool", DType::kF32, global_avg_pool});
 }

@@ -40,4 +40,19 @@ inline Window window_of(const params::WindowParams& p, const pock_tensor_desc& x
   return w;
 }
 
+// Calls f(ky, kx, iy, ix) for each tap (ky, kx) of the window of output (oy, ox) that reads the
+// input at (iy, ix); taps in the padding are skipped (they read 0, or a zero point, and add 0).
+template <typename F>
+void for_each_tap(const Window& g, int64_t oy, int64_t ox, F&& f) {
+  for (int64_t ky = 0; ky < g.kernel_h; ++ky) {
+    const int64_t iy = oy * g.stride_h - g.pad_top + ky * g.dilation_h;
+    if (iy < 0 || iy >= g.in_h) continue;
+    for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
+      const int64_t ix = ox * g.stride_w - g.pad_left + kx * g.dilation_w;
+      if (ix < 0 || ix >= g.in_w) continue;
+      f(ky, kx, iy, ix);
+    }
+  }
+}
+
 }  // namespace pock::ref

@@ -1,36 +1,20 @@
 // Reference kernels of the quantize family, as ONNX's operator definitions state them: rounding
-// half to even (std::nearbyint in the default rounding mode), saturation to the target dtype,
-// products summed in int32.
+// half to even, saturation to the target dtype (kernels/ref/quantize_values.hpp), products summed
+// in int32.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
 #include "kernels/params/quantize.hpp"
+#include "kernels/ref/quantize_values.hpp"
 #include "kernels/ref/ref_util.hpp"
 
 namespace pock {
 namespace {
 
 using params::QuantizeParams;
-
-// Element i of a u8 / i8 / i32 tensor, widened.
-int32_t integer_at(const pock_tensor_desc& t, int64_t i) {
-  switch (static_cast<DType>(t.dtype)) {
-    case DType::kU8: return static_cast<const uint8_t*>(t.data)[i];
-    case DType::kI8: return static_cast<const int8_t*>(t.data)[i];
-    default: return static_cast<const int32_t*>(t.data)[i];
-  }
-}
-
-// round_half_even(v) + zero_point, saturated into u8 or i8 and stored at element i.
-void store_saturated(const pock_tensor_desc& t, int64_t i, float v, int32_t zero_point) {
-  const float q = std::nearbyint(v) + static_cast<float>(zero_point);
-  if (static_cast<DType>(t.dtype) == DType::kU8) {
-    static_cast<uint8_t*>(t.data)[i] = static_cast<uint8_t>(std::clamp(q, 0.0f, 255.0f));
-  } else {
-    static_cast<int8_t*>(t.data)[i] = static_cast<int8_t>(std::clamp(q, -128.0f, 127.0f));
-  }
-}
+using ref::integer_at;
+using ref::store_saturated;
 
 // Which scale / zero point element applies to element i of x: 0 per tensor, else the index along
 // the axis (x viewed as [outer, count, inner]).

@@ -96,6 +96,25 @@ TEST_CASE("ONNX DFT of real and complex signals along an axis, forward and inver
   }
 }
 
+TEST_CASE("ONNX DFT at opset 20 takes the axis as an input, -2 by default; opset 17's default stays 1", "[onnx][opset]") {
+  // Checked against opset 17's attribute form (checked above against a direct DFT): each pair
+  // transforms along the same axis, and axes 1 and 2 of [2, 3, 5, 1] give different results.
+  const Shape shape{2, 3, 5, 1};
+  const std::vector<float> x = signal(30);
+  auto run = [&](const Result<Graph>& g) {
+    INFO(g.status().to_string());
+    REQUIRE(g.is_ok());
+    return infer_one(g.value(), "x", x, "y");
+  };
+  const std::vector<float> axis1 = run(single_node("DFT", shape, {}, {{"axis", 1}}));
+  const std::vector<float> axis2 = run(single_node("DFT", shape, {}, {{"axis", 2}}));
+  REQUIRE(axis1 != axis2);
+  CHECK(run(single_node("DFT", shape, {}, {})) == axis1);
+  CHECK(run(single_node("DFT", shape, {{"", 0}, {"axis", 1}}, {}, 20)) == axis1);
+  CHECK(run(single_node("DFT", shape, {{"", 0}, {"axis", -2}}, {}, 20)) == axis2);
+  CHECK(run(single_node("DFT", shape, {}, {}, 20)) == axis2);
+}
+
 TEST_CASE("ONNX DFT onesided keeps n / 2 + 1 bins; dft_length pads", "[onnx]") {
   auto g = single_node("DFT", {1, 6, 1}, {{"length", 8}}, {{"onesided", 1}});
   INFO(g.status().to_string());
@@ -202,12 +221,23 @@ TEST_CASE("ONNX MelWeightMatrix folds to ONNX's example", "[onnx]") {
   CHECK(y == want);
 }
 
-TEST_CASE("ONNX HannWindow of a size computed at run time is refused naming the input", "[onnx][errors]") {
+TEST_CASE("ONNX HannWindow of a graph-input size asks for a binding naming the input, then folds", "[onnx][errors]") {
   OnnxModel m;
+  m.input("x", {4});
   m.input("size", {1}, onnx::TensorProto::INT64);
-  m.node("HannWindow", {"size"}, {"y"}, "window");
+  m.node("HannWindow", {"size"}, {"w"}, "window");
+  m.node("Add", {"x", "w"}, {"y"}, "add");
   m.output("y");
-  auto g = import_model(m);
-  REQUIRE_FALSE(g.is_ok());
-  CHECK_THAT(g.status().message(), Catch::Contains("HannWindow") && Catch::Contains("size"));
+  OnnxImportRefusal refusal;
+  const std::string bytes = m.bytes();
+  auto refused = import_onnx_bytes(bytes.data(), bytes.size(), {}, ".", &refusal);
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK(refusal.input_to_bind == "size");
+  CHECK_THAT(refused.status().message(), Catch::Contains("HannWindow") && Catch::Contains("--bind size="));
+  OnnxImportOptions options;
+  REQUIRE(parse_bind_arg("size=4", &options).is_ok());
+  auto g = import_model(m, options);
+  INFO(g.status().to_string());
+  REQUIRE(g.is_ok());
+  check_close(infer_one(g.value(), "x", std::vector<float>(4, 0.0f), "y"), {0, 0.5, 1, 0.5});
 }

@@ -1,4 +1,4 @@
-// ONNX DFT and STFT (opset 17: axis an attribute, dft_length an optional constant input) as a product with
+// ONNX DFT and STFT (dft_length and, from opset 20, DFT's axis optional constant inputs) as a product with
 // a constant DFT matrix: pock has no FFT op, and a matrix product is a transform MatMul already
 // differentiates (its adjoint is the transposed matrix). O(n^2) per signal, which suits the frame
 // and window lengths of audio front ends. The signal's axis and the real/complex axis ([..., 1] or
@@ -92,8 +92,13 @@ Status convert_dft(NodeView& node) {
   if (x.size() < 3 || (x.back() != 1 && x.back() != 2)) {
     return node.input_error(0, "must be [batch, signal..., 1 or 2] (real or complex), got " + shape_str(x));
   }
-  if (node.has_input(2)) return node.unsupported("DFT with axis as an input (opset 20); re-export at opset 17");
-  POCK_ASSIGN_OR_RETURN(int64_t axis, node.attrs().get_int("axis", 1));
+  // The axis is input 2 (opset 20; the adapter moves opset 17's attribute there), default -2.
+  int64_t axis = -2;
+  if (node.has_input(2)) {
+    POCK_ASSIGN_OR_RETURN(Ints given, node.const_ints(2, "axis"));
+    if (given.size() != 1) return node.input_error(2, "(axis) must be one value");
+    axis = given[0];
+  }
   const int64_t rank = static_cast<int64_t>(x.size());
   if (axis < 0) axis += rank;  // negative axes count the complex axis, as ONNX's reference does
   if (axis < 1 || axis > rank - 2) {

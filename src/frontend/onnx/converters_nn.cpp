@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "frontend/onnx/conv_window.hpp"
 #include "frontend/onnx/converters_batch_norm_training.hpp"
 #include "frontend/onnx/converters_conv_3d.hpp"
 #include "frontend/onnx/converters_pool_decomposed.hpp"
@@ -14,35 +15,6 @@ namespace pock::onnx_import {
 namespace {
 
 using Ints = std::vector<int64_t>;
-
-// Explicit pads (top, left, bottom, right) for a 2-D window op, resolving auto_pad.
-Result<Ints> window_pads(NodeView& node, const Shape& x, const Ints& kernel, const Ints& strides, const Ints& dilations) {
-  POCK_ASSIGN_OR_RETURN(std::string auto_pad, node.attrs().get_string("auto_pad", "NOTSET"));
-  if (auto_pad == "NOTSET") {
-    POCK_ASSIGN_OR_RETURN(Ints pads, node.attrs().get_ints("pads", {0, 0, 0, 0}));
-    if (pads.size() != 4) return node.error("pads must have 4 values for a 2-D window, got " + shape_str(pads));
-    return pads;
-  }
-  if (auto_pad == "VALID") return Ints{0, 0, 0, 0};
-  if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") return node.error("unknown auto_pad '" + auto_pad + "'");
-  Ints pads(4, 0);
-  for (int d = 0; d < 2; ++d) {
-    const int64_t in = x[2 + d];
-    const int64_t out = (in + strides[d] - 1) / strides[d];
-    const int64_t extent = (kernel[d] - 1) * dilations[d] + 1;
-    const int64_t total = std::max<int64_t>((out - 1) * strides[d] + extent - in, 0);
-    const int64_t small = total / 2, large = total - small;
-    pads[d] = auto_pad == "SAME_UPPER" ? small : large;
-    pads[d + 2] = auto_pad == "SAME_UPPER" ? large : small;
-  }
-  return pads;
-}
-
-Result<Ints> pair_attr(NodeView& node, const char* name, Ints fallback) {
-  POCK_ASSIGN_OR_RETURN(Ints v, node.attrs().get_ints(name, fallback));
-  if (v.size() != 2) return node.error(std::string(name) + " must have 2 values for a 2-D op, got " + shape_str(v));
-  return v;
-}
 
 // Conv1d [N, C, L] is imported as Conv2d on [N, C, 1, L] with the window attributes widened.
 Status convert_conv1d(NodeView& node) {
@@ -81,12 +53,7 @@ Status convert_conv(NodeView& node) {
   if (x.size() != 4) return node.unsupported("only 1-D, 2-D and 3-D convolutions are supported, input is " + shape_str(x));
   const Shape& w = node.value(1).shape;
   if (w.size() != 4) return node.input_error(1, "(weight) must be [O, C/group, kh, kw], got " + shape_str(w));
-  POCK_ASSIGN_OR_RETURN(Ints strides, pair_attr(node, "strides", {1, 1}));
-  POCK_ASSIGN_OR_RETURN(Ints dilations, pair_attr(node, "dilations", {1, 1}));
-  POCK_ASSIGN_OR_RETURN(Ints kernel, pair_attr(node, "kernel_shape", {w[2], w[3]}));
-  if (kernel != Ints{w[2], w[3]}) return node.error("kernel_shape " + shape_str(kernel) + " differs from the weight " + shape_str(w));
-  POCK_ASSIGN_OR_RETURN(Ints pads, window_pads(node, x, kernel, strides, dilations));
-  POCK_ASSIGN_OR_RETURN(int64_t group, node.attrs().get_int("group", 1));
+  POCK_ASSIGN_OR_RETURN(Attrs window, conv2d_window_attrs(node, x, w));
   POCK_ASSIGN_OR_RETURN(TensorId xt, node.input(0));
   POCK_ASSIGN_OR_RETURN(TensorId wt, node.input(1));
   std::vector<TensorId> in{xt, wt};
@@ -94,8 +61,7 @@ Status convert_conv(NodeView& node) {
     POCK_ASSIGN_OR_RETURN(TensorId b, node.input(2));
     in.push_back(b);
   }
-  return node.emit_final("Conv2d", in,
-                         Attrs{{"strides", strides}, {"pads", pads}, {"dilations", dilations}, {"groups", group}});
+  return node.emit_final("Conv2d", in, window);
 }
 
 // RMSNormalization (opset 23): pock's RMSNorm over x.shape[axis:], with a scale of that shape.
@@ -178,7 +144,6 @@ Status convert_pool(NodeView& node, const char* op) {
   POCK_ASSIGN_OR_RETURN(Ints kernel, pair_attr(node, "kernel_shape", {}));
   POCK_ASSIGN_OR_RETURN(Ints strides, pair_attr(node, "strides", {1, 1}));  // ONNX default: 1, not the kernel
   POCK_ASSIGN_OR_RETURN(Ints dilations, pair_attr(node, "dilations", {1, 1}));
-  if (dilations != Ints{1, 1} && std::string(op) != "MaxPool2d") return node.unsupported("dilated pooling is not supported for AveragePool");
   POCK_ASSIGN_OR_RETURN(Ints pads, window_pads(node, x, kernel, strides, dilations));
   if (node.output_used(1)) {  // MaxPool's argmax indices, beside y from the same window
     if (dilations != Ints{1, 1}) POCK_RETURN_IF_ERROR(convert_max_pool_dilated(node, kernel, strides, dilations, pads));
@@ -186,6 +151,7 @@ Status convert_pool(NodeView& node, const char* op) {
     const Shape y = node.ctx().graph.tensor(node.ctx().find(node.proto().output(0))->id).shape;
     return convert_max_pool_indices(node, kernel, strides, dilations, pads, y);
   }
+  if (dilations != Ints{1, 1} && std::string(op) == "AvgPool2d") return convert_avg_pool_dilated(node, kernel, strides, dilations, pads);
   if (dilations != Ints{1, 1}) return convert_max_pool_dilated(node, kernel, strides, dilations, pads);
   return emit_pool2d(node, op, kernel, strides, pads);
 }

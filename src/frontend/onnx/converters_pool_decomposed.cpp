@@ -1,5 +1,7 @@
 #include "frontend/onnx/converters_pool_decomposed.hpp"
 
+#include "frontend/onnx/pool_dilated.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -8,96 +10,88 @@ namespace pock::onnx_import {
 
 using Ints = std::vector<int64_t>;
 
-Status convert_pool_3d(NodeView& node, const char* op, const Ints& kernel, const Ints& strides, const Ints& pads) {
-  const Shape& x = node.value(0).shape;
-  POCK_ASSIGN_OR_RETURN(int64_t ceil_mode, node.attrs().get_int("ceil_mode", 0));
-  Attrs hw{{"kernel", Ints{kernel[1], kernel[2]}},
-           {"strides", Ints{strides[1], strides[2]}},
-           {"pads", Ints{pads[1], pads[2], pads[4], pads[5]}},
-           {"ceil_mode", ceil_mode}};
-  Attrs d{{"kernel", Ints{kernel[0], 1}},
-          {"strides", Ints{strides[0], 1}},
-          {"pads", Ints{pads[0], 0, pads[3], 0}},
-          {"ceil_mode", ceil_mode}};
-  if (std::string(op) == "AvgPool2d") {
-    POCK_ASSIGN_OR_RETURN(int64_t include, node.attrs().get_int("count_include_pad", 0));
-    hw.set("count_include_pad", include);
-    d.set("count_include_pad", include);
-  }
-  POCK_ASSIGN_OR_RETURN(TensorId xt, node.input(0));
-  // Depth joins the channels for the pool over H and W; the pooled planes are then contiguous,
-  // so depth becomes the height of a pool over [D, H' W'] with a unit window along the width.
-  POCK_ASSIGN_OR_RETURN(auto planes, node.emit("Reshape", {xt}, Attrs{{"shape", Ints{x[0], x[1] * x[2], x[3], x[4]}}}, "planes"));
-  POCK_ASSIGN_OR_RETURN(auto pooled_hw, node.emit(op, {planes[0]}, hw, "pool_hw"));
-  const Shape& p = node.ctx().graph.tensor(pooled_hw[0]).shape;
-  const int64_t ho = p[2], wo = p[3];
-  POCK_ASSIGN_OR_RETURN(auto columns, node.emit("Reshape", {pooled_hw[0]}, Attrs{{"shape", Ints{x[0], x[1], x[2], ho * wo}}}, "depth_rows"));
-  POCK_ASSIGN_OR_RETURN(auto pooled, node.emit(op, {columns[0]}, d, "pool_d"));
-  const int64_t dout = node.ctx().graph.tensor(pooled[0]).shape[2];
-  return node.emit_final("Reshape", {pooled[0]}, Attrs{{"shape", Ints{x[0], x[1], dout, ho, wo}}});
-}
-
 namespace {
 
-// One strided slice of the (-inf padded) input per window tap, in row-major tap order, each
-// [N, C, out_h, out_w]: tap (i, j) holds x[oh * sh - pad_t + i * dh, ow * sw - pad_l + j * dw].
-Result<std::vector<TensorId>> window_taps(NodeView& node, const Ints& kernel, const Ints& strides, const Ints& dilations,
-                                          Ints pads, const Ints& out) {
-  const Shape& x = node.value(0).shape;
-  for (int a = 0; a < 2; ++a) {  // a last window past the end (ceil_mode) reads padding too
-    const int64_t needed = (out[a] - 1) * strides[a] + (kernel[a] - 1) * dilations[a] + 1;
-    pads[a + 2] = std::max(pads[a + 2], needed - x[2 + a] - pads[a]);
+// The node's input x [N, C, H, W] under a dilated 2-D window.
+Result<DilatedPool> node_window(NodeView& node, const Ints& kernel, const Ints& strides, const Ints& dilations, const Ints& pads) {
+  POCK_ASSIGN_OR_RETURN(int64_t ceil_mode, node.attrs().get_int("ceil_mode", 0));
+  DilatedPool p;
+  POCK_ASSIGN_OR_RETURN(p.x, node.input(0));
+  p.shape = node.value(0).shape;
+  p.dtype = node.value(0).dtype;
+  p.kernel = kernel;
+  p.strides = strides;
+  p.dilations = dilations;
+  p.pads = pads;
+  p.ceil_mode = ceil_mode != 0;
+  return p;
+}
+
+// One 2-D pass of a separable 3-D pooling over x (shape `shape`): pock's pooling op `op` when
+// the window is not dilated, else the dilated decomposition.
+Result<TensorId> pool_pass(NodeView& node, const char* op, TensorId x, const Shape& shape, const Ints& kernel,
+                           const Ints& strides, const Ints& dilations, const Ints& pads, const std::string& tag) {
+  POCK_ASSIGN_OR_RETURN(int64_t ceil_mode, node.attrs().get_int("ceil_mode", 0));
+  POCK_ASSIGN_OR_RETURN(int64_t include, node.attrs().get_int("count_include_pad", 0));
+  const bool average = std::string(op) == "AvgPool2d";
+  if (dilations == Ints{1, 1}) {
+    Attrs attrs{{"kernel", kernel}, {"strides", strides}, {"pads", pads}, {"ceil_mode", ceil_mode}};
+    if (average) attrs.set("count_include_pad", include);
+    POCK_ASSIGN_OR_RETURN(auto pooled, node.emit(op, {x}, attrs, tag));
+    return pooled[0];
   }
-  POCK_ASSIGN_OR_RETURN(TensorId t, node.input(0));
-  if (pads != Ints{0, 0, 0, 0}) {
-    // -inf never wins a maximum, as ONNX leaves padding out of the window.
-    const Attrs pad{{"pads", Ints{0, 0, pads[0], pads[1], 0, 0, pads[2], pads[3]}},
-                    {"value", -std::numeric_limits<double>::infinity()}};
-    POCK_ASSIGN_OR_RETURN(auto padded, node.emit("Pad", {t}, pad, "pad"));
-    t = padded[0];
-  }
-  std::vector<TensorId> taps;
-  for (int64_t i = 0; i < kernel[0]; ++i) {
-    for (int64_t j = 0; j < kernel[1]; ++j) {
-      const Ints starts{i * dilations[0], j * dilations[1]};
-      const Attrs slice{{"starts", starts},
-                        {"ends", Ints{starts[0] + (out[0] - 1) * strides[0] + 1, starts[1] + (out[1] - 1) * strides[1] + 1}},
-                        {"axes", Ints{2, 3}},
-                        {"steps", strides}};
-      POCK_ASSIGN_OR_RETURN(auto taken, node.emit("Slice", {t}, slice, "tap_" + std::to_string(i) + "_" + std::to_string(j)));
-      taps.push_back(taken[0]);
-    }
-  }
-  return taps;
+  const DilatedPool p{x, shape, node.value(0).dtype, kernel, strides, dilations, pads, ceil_mode != 0, tag + "/"};
+  if (average) return dilated_mean(node, p, include != 0);
+  return dilated_max(node, p);
 }
 
 }  // namespace
 
+Status convert_pool_3d(NodeView& node, const char* op, const Ints& kernel, const Ints& strides, const Ints& dilations,
+                       const Ints& pads) {
+  const Shape& x = node.value(0).shape;
+  POCK_ASSIGN_OR_RETURN(TensorId xt, node.input(0));
+  // Depth joins the channels for the pool over H and W; the pooled planes are then contiguous,
+  // so depth becomes the height of a pool over [D, H' W'] with a unit window along the width.
+  const Shape planes_shape{x[0], x[1] * x[2], x[3], x[4]};
+  POCK_ASSIGN_OR_RETURN(auto planes, node.emit("Reshape", {xt}, Attrs{{"shape", planes_shape}}, "planes"));
+  POCK_ASSIGN_OR_RETURN(TensorId pooled_hw, pool_pass(node, op, planes[0], planes_shape, {kernel[1], kernel[2]}, {strides[1], strides[2]},
+                                                       {dilations[1], dilations[2]}, {pads[1], pads[2], pads[4], pads[5]}, "pool_hw"));
+  const Shape& p = node.ctx().graph.tensor(pooled_hw).shape;
+  const int64_t ho = p[2], wo = p[3];
+  const Shape rows_shape{x[0], x[1], x[2], ho * wo};
+  POCK_ASSIGN_OR_RETURN(auto columns, node.emit("Reshape", {pooled_hw}, Attrs{{"shape", rows_shape}}, "depth_rows"));
+  POCK_ASSIGN_OR_RETURN(TensorId pooled, pool_pass(node, op, columns[0], rows_shape, {kernel[0], 1}, {strides[0], 1},
+                                                    {dilations[0], 1}, {pads[0], 0, pads[3], 0}, "pool_d"));
+  const int64_t dout = node.ctx().graph.tensor(pooled).shape[2];
+  return node.emit_final("Reshape", {pooled}, Attrs{{"shape", Ints{x[0], x[1], dout, ho, wo}}});
+}
+
 Status convert_max_pool_dilated(NodeView& node, const Ints& kernel, const Ints& strides, const Ints& dilations,
                                 const Ints& pads) {
-  POCK_ASSIGN_OR_RETURN(int64_t ceil_mode, node.attrs().get_int("ceil_mode", 0));
-  if (ceil_mode != 0) return node.unsupported("dilated pooling with ceil_mode 1 is not supported");
-  const Shape& x = node.value(0).shape;
-  Ints out(2);
-  for (int a = 0; a < 2; ++a) {
-    const int64_t extent = (kernel[a] - 1) * dilations[a] + 1;
-    const int64_t padded = x[2 + a] + pads[a] + pads[a + 2];
-    if (padded < extent) return node.error("the dilated window " + shape_str(kernel) + " is larger than the padded input");
-    out[a] = (padded - extent) / strides[a] + 1;
-  }
-  POCK_ASSIGN_OR_RETURN(std::vector<TensorId> taps, window_taps(node, kernel, strides, dilations, pads, out));
-  TensorId best = taps[0];
-  for (size_t k = 1; k < taps.size(); ++k) {
-    POCK_ASSIGN_OR_RETURN(auto larger, node.emit("Maximum", {best, taps[k]}, {}, "max_" + std::to_string(k)));
-    best = larger[0];
-  }
-  return node.bind_output(0, best);
+  POCK_ASSIGN_OR_RETURN(DilatedPool p, node_window(node, kernel, strides, dilations, pads));
+  POCK_ASSIGN_OR_RETURN(TensorId y, dilated_max(node, p));
+  return node.bind_output(0, y);
+}
+
+Status convert_avg_pool_dilated(NodeView& node, const Ints& kernel, const Ints& strides, const Ints& dilations,
+                                const Ints& pads) {
+  POCK_ASSIGN_OR_RETURN(int64_t count_include_pad, node.attrs().get_int("count_include_pad", 0));
+  POCK_ASSIGN_OR_RETURN(DilatedPool p, node_window(node, kernel, strides, dilations, pads));
+  POCK_ASSIGN_OR_RETURN(TensorId y, dilated_mean(node, p, count_include_pad != 0));
+  return node.bind_output(0, y);
 }
 
 Status convert_max_pool_indices(NodeView& node, const Ints& kernel, const Ints& strides, const Ints& dilations,
                                 const Ints& pads, const Shape& y) {
   POCK_ASSIGN_OR_RETURN(int64_t storage_order, node.attrs().get_int("storage_order", 0));
   const Shape& x = node.value(0).shape;
+  // An 8-bit integer's padding value can tie a real element, and the first maximum would then
+  // be a padded position.
+  if (!is_float(node.value(0).dtype) && pads != Ints{0, 0, 0, 0}) {
+    return node.unsupported("output 1 (argmax indices) of a padded " + std::string(dtype_name(node.value(0).dtype)) +
+                            " MaxPool is not supported");
+  }
   const Ints out{y[2], y[3]};
   const int64_t taps_per_window = kernel[0] * kernel[1];
   const int64_t entries = numel(y) * taps_per_window;
@@ -106,7 +100,8 @@ Status convert_max_pool_indices(NodeView& node, const Ints& kernel, const Ints& 
     return node.unsupported("output 1 (argmax indices): its lookup table would hold " + std::to_string(entries) +
                             " entries, more than 2^26");
   }
-  POCK_ASSIGN_OR_RETURN(std::vector<TensorId> taps, window_taps(node, kernel, strides, dilations, pads, out));
+  POCK_ASSIGN_OR_RETURN(DilatedPool p, node_window(node, kernel, strides, dilations, pads));
+  POCK_ASSIGN_OR_RETURN(std::vector<TensorId> taps, window_taps(node, p, out, lowest_of(p.dtype)));
   // Which tap holds the maximum: the first of equal ones, as ONNX's reference picks.
   std::vector<TensorId> stacked;
   for (size_t k = 0; k < taps.size(); ++k) {

@@ -30,12 +30,7 @@ Status convert_pool_unit_axes(NodeView& node, const char* op) {
     const bool is_unit = kernel[d] == 1 && strides[d] == 1 && pads[d] == 0 && pads[d + s] == 0;
     (is_unit ? unit : window).push_back(d);
   }
-  if (window.size() == 3 && s == 3) {
-    for (size_t d = 0; d < s; ++d) {
-      if (dilations[d] != 1) return node.unsupported("dilated pooling over 3 spatial axes is not supported");
-    }
-    return convert_pool_3d(node, op, kernel, strides, pads);
-  }
+  if (window.size() == 3 && s == 3) return convert_pool_3d(node, op, kernel, strides, dilations, pads);
   if (window.size() > 2) {
     return node.unsupported("pooling with a window on " + std::to_string(window.size()) + " spatial axes (kernel " +
                             shape_str(kernel) + "); pock pools over at most 3");

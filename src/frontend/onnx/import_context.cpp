@@ -52,6 +52,7 @@ const Converter* find_converter(const std::string& op) {
     register_recurrent_converters(t);
     register_preview_training_converters(t);
     register_quantize_converters(t);
+    register_quantize_conv_converters(t);
     return t;
   }();
   auto it = table.find(op);
@@ -425,6 +426,12 @@ Status ImportContext::run_converter(int index) {
       if (node.has_input(i) && !node.input_is_constant(i) && sizes_output(node.op())) {
         const std::string operand = node.where() + ": input " + std::to_string(i) + " ('" + node.input_name(i) + "')";
         return needs_constant(operand, node.input_name(i), "output-size");
+      }
+      // An op pock only folds has no kernel to take the operand at run time: a graph input
+      // feeding it is one the user binds, as for a size.
+      if (node.has_input(i) && !node.input_is_constant(i) && !graph_inputs_feeding(node.input_name(i)).empty()) {
+        const std::string operand = node.where() + ": input " + std::to_string(i) + " ('" + node.input_name(i) + "')";
+        return needs_constant(operand, node.input_name(i), node.op());
       }
       if (node.has_input(i) && !node.input_is_constant(i)) {
         return node.unsupported("pock has no op for ONNX '" + node.op() +

@@ -192,6 +192,7 @@ void register_roi_align_converters(std::unordered_map<std::string, Converter>& t
 void register_recurrent_converters(std::unordered_map<std::string, Converter>& table);
 void register_preview_training_converters(std::unordered_map<std::string, Converter>& table);
 void register_quantize_converters(std::unordered_map<std::string, Converter>& table);
+void register_quantize_conv_converters(std::unordered_map<std::string, Converter>& table);
 void register_folders(std::unordered_map<std::string, Folder>& table);
 void register_patterns(std::unordered_map<std::string, Pattern>& table);
 

@@ -28,6 +28,7 @@ constexpr MovedOperand kMovedOperands[] = {
     {"Pad", 11, "pads", 1, false},             {"Pad", 11, "value", 2, true},
     {"Clip", 11, "min", 1, true},              {"Clip", 11, "max", 2, true},
     {"Dropout", 12, "ratio", 1, true},         {"TopK", 10, "k", 1, false},
+    {"DFT", 20, "axis", 2, false},
 };
 
 class Adapter {
@@ -60,6 +61,9 @@ class Adapter {
  private:
   Status adapt(onnx::NodeProto& node) {
     const std::string& op = node.op_type();
+    // DFT's axis defaults to 1 before opset 20 and to -2 from then on: written out, it moves to
+    // the input (below) with the meaning of the node's opset.
+    if (op == "DFT" && opset_ < 20 && !has_attribute(node, "axis")) set_int(node, "axis", 1);
     for (const MovedOperand& m : kMovedOperands) {
       if (op == m.op && opset_ < m.until) move_to_input(node, m);
     }

@@ -3,6 +3,7 @@
 #include <variant>
 
 #include "ir/activation.hpp"
+#include "ir/ops/conv_shape.hpp"
 #include "ir/ops/schema_helpers.hpp"
 
 namespace pock {
@@ -95,15 +96,9 @@ Result<bool> is_nhwc(const InferContext& ctx) {
 // x as [N, C, H, W], whatever its layout.
 Shape as_nchw(const Shape& x, bool nhwc) { return nhwc ? Shape{x[0], x[3], x[1], x[2]} : x; }
 
-Status conv2d(InferContext& ctx) {
-  POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
-  POCK_RETURN_IF_ERROR(require_activation(ctx));
-  POCK_ASSIGN_OR_RETURN(const bool nhwc, is_nhwc(ctx));
-  POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
-  POCK_RETURN_IF_ERROR(require_image(ctx, 0, "input x"));
-  POCK_RETURN_IF_ERROR(require_image(ctx, 1, "weight w"));
-  const Shape x = as_nchw(ctx.in(0).shape, nhwc);
-  const Shape& w = ctx.in(1).shape;
+}  // namespace
+
+Result<Shape> conv2d_output_shape(const InferContext& ctx, const Shape& x, const Shape& w) {
   POCK_ASSIGN_OR_RETURN(auto strides, int_list(ctx, "strides", 2, {1, 1}));
   POCK_ASSIGN_OR_RETURN(auto pads, int_list(ctx, "pads", 4, {0, 0, 0, 0}));
   POCK_ASSIGN_OR_RETURN(auto dilations, int_list(ctx, "dilations", 2, {1, 1}));
@@ -122,14 +117,28 @@ Status conv2d(InferContext& ctx) {
                            " input channels per group for input " + shape_str(x) + " and groups " +
                            std::to_string(groups));
   }
-  if (ctx.has_in(2) && ctx.in(2).shape != Shape{out_channels}) {
-    return ctx.shape_error("bias must be [" + std::to_string(out_channels) + "], got " + shape_str(ctx.in(2).shape));
-  }
   POCK_ASSIGN_OR_RETURN(int64_t out_h,
                         output_extent(ctx, {"height", x[2], w[2], strides[0], dilations[0], pads[0], pads[2]}, false));
   POCK_ASSIGN_OR_RETURN(int64_t out_w,
                         output_extent(ctx, {"width", x[3], w[3], strides[1], dilations[1], pads[1], pads[3]}, false));
-  const Shape y = nhwc ? Shape{x[0], out_h, out_w, out_channels} : Shape{x[0], out_channels, out_h, out_w};
+  return Shape{x[0], out_channels, out_h, out_w};
+}
+
+namespace {
+
+Status conv2d(InferContext& ctx) {
+  POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
+  POCK_RETURN_IF_ERROR(require_activation(ctx));
+  POCK_ASSIGN_OR_RETURN(const bool nhwc, is_nhwc(ctx));
+  POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
+  POCK_RETURN_IF_ERROR(require_image(ctx, 0, "input x"));
+  POCK_RETURN_IF_ERROR(require_image(ctx, 1, "weight w"));
+  POCK_ASSIGN_OR_RETURN(const Shape nchw, conv2d_output_shape(ctx, as_nchw(ctx.in(0).shape, nhwc), ctx.in(1).shape));
+  const int64_t out_channels = nchw[1];
+  if (ctx.has_in(2) && ctx.in(2).shape != Shape{out_channels}) {
+    return ctx.shape_error("bias must be [" + std::to_string(out_channels) + "], got " + shape_str(ctx.in(2).shape));
+  }
+  const Shape y = nhwc ? Shape{nchw[0], nchw[2], nchw[3], out_channels} : nchw;
   ctx.outputs = {TensorType{ctx.in(0).dtype, y}};
   return Status::ok();
 }
@@ -177,9 +186,11 @@ Status conv_transpose2d(InferContext& ctx) {
   return Status::ok();
 }
 
-// MaxPool2d and AvgPool2d share their window attributes.
+// MaxPool2d and AvgPool2d share their window attributes. A maximum is exact on any ordered
+// type, so MaxPool2d also takes the 8-bit integers ONNX's MaxPool does (u8, i8).
 Status pool2d(InferContext& ctx) {
-  POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
+  const DType d = ctx.in(0).dtype;
+  if (!(ctx.op == "MaxPool2d" && (d == DType::kU8 || d == DType::kI8))) POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
   POCK_RETURN_IF_ERROR(require_image(ctx, 0, "input x"));
   if (!ctx.attrs->has("kernel")) return ctx.error("attribute 'kernel' [kh, kw] is required");
   POCK_ASSIGN_OR_RETURN(auto kernel, int_list(ctx, "kernel", 2, {}));
@@ -225,7 +236,8 @@ void register_conv_schemas(SchemaRegistry& r) {
   add(r, "ConvTranspose2d", 2, 2, 1, 1, conv_transpose2d,
       "transposed conv: x [N,Cin,H,W], w [Cin,Cout/groups,kh,kw]; strides, pads (t,l,b,r), dilations, groups, "
       "output_padding; the kernels are Conv2dGradInput's (y is the input gradient of a Conv2d of y with w)");
-  add(r, "MaxPool2d", 1, 1, 1, 1, pool2d, "max over kernel windows; strides default to kernel; pads (t,l,b,r); ceil_mode");
+  add(r, "MaxPool2d", 1, 1, 1, 1, pool2d,
+      "max over kernel windows (float, u8, i8); strides default to kernel; pads (t,l,b,r); ceil_mode");
   add(r, "AvgPool2d", 1, 1, 1, 1, pool2d, "mean over kernel windows; ceil_mode; count_include_pad");
   add(r, "GlobalAvgPool", 1, 1, 1, 1, global_avg_pool, "mean over H and W -> [N, C, 1, 1]");
 }
