@@ -1,5 +1,6 @@
 #include "frontend/onnx/legacy_opsets.hpp"
 
+#include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
@@ -155,11 +156,48 @@ class ConverterFixes {
 
 }  // namespace
 
+// ONNX's shape inference and converter assume what its checker checks of each node: ops and
+// attributes as their schema says, and every input a value defined before the node (on a hostile
+// model, a dangling name or a wrong attribute makes them read through null pointers). The
+// checker's whole-model rules that they do not rely on (a graph's name, declared output types)
+// are left out, so a hand-written old model still converts.
+Status check_nodes_for_onnx_tools(const onnx::ModelProto& model, int64_t opset) {
+  onnx::checker::CheckerContext context;
+  context.set_ir_version(model.ir_version() > 0 ? static_cast<int>(model.ir_version()) : 3);
+  std::unordered_map<std::string, int> imports;
+  for (const auto& o : model.opset_import()) imports[o.domain()] = static_cast<int>(o.version());
+  imports[""] = static_cast<int>(opset);
+  context.set_opset_imports(imports);
+  onnx::checker::LexicalScopeContext defined;
+  for (const auto& v : model.graph().input()) defined.add(v.name());
+  for (const auto& t : model.graph().initializer()) defined.add(t.name());
+  for (int i = 0; i < model.graph().node_size(); ++i) {
+    const onnx::NodeProto& node = model.graph().node(i);
+    for (const std::string& input : node.input()) {
+      if (!input.empty() && !defined.this_or_ancestor_graph_has(input)) {
+        return Status(Code::kInvalidArgument, node_text(i, node) + " reads '" + input + "', which no graph input, "
+                                                  "initializer or earlier node defines");
+      }
+    }
+    try {
+      onnx::checker::check_node(node, context, defined);
+    } catch (const std::exception& e) {
+      return Status(Code::kInvalidArgument, node_text(i, node) + " is not valid at opset " + std::to_string(opset) +
+                                                ": " + e.what());
+    }
+    for (const std::string& output : node.output()) {
+      if (!output.empty()) defined.add(output);
+    }
+  }
+  return Status::ok();
+}
+
 Result<std::optional<onnx::ModelProto>> upgrade_to_opset(const onnx::ModelProto& model, int64_t opset, int64_t target) {
   const Status unchanged = check_unchanged_until(model.graph(), opset, target);
   if (unchanged.is_ok()) return std::optional<onnx::ModelProto>();
   // The converter assumes nodes valid at their own opset; an invalid one is named here instead.
   POCK_RETURN_IF_ERROR(check_node_schemas(model.graph(), opset));
+  POCK_RETURN_IF_ERROR(check_nodes_for_onnx_tools(model, opset));
   onnx::ModelProto upgraded = model;
   POCK_RETURN_IF_ERROR(ConverterFixes(&upgraded).run());
   try {
