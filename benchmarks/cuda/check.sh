@@ -143,7 +143,7 @@ while read -r -u 3 workload scheme recipe; do  # fd 3: the commands below never 
       --log "$d/$scheme.pock.jsonl" > "$d/$scheme.train.log" 2>&1 || tail -5 "$d/$scheme.train.log"
   if [ "${GRAPHS:-1}" = 1 ]; then
     rm -f "$d/$scheme.graphs.jsonl"
-    say "[$workload] $scheme: pockc train with POCK_CUDA_GRAPHS=1"
+    say "[$workload] $scheme: pockc train with CUDA graphs (the default)"
     POCK_CUDA_GRAPHS=1 timeout "${CMD_TIMEOUT:-300}" "$BIN/pockc" train "$d/$scheme.pock" --data "$d/batch.npz" --steps $((WARMUP + STEPS)) \
         --log "$d/$scheme.graphs.jsonl" > "$d/$scheme.graphs.log" 2>&1 || tail -5 "$d/$scheme.graphs.log"
   fi

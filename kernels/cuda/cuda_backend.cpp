@@ -2,8 +2,8 @@
 // cuda_families.def. One Instance per init — one per engine or compilation — with its own stream:
 // ops and copies run in stream order without waiting, a copy to the host waits for the work
 // before it, and pock_synchronize reports what failed. Nothing touches the GPU before the first
-// alloc or prepare, so the compiler can ask supports_op on a machine without one. With
-// POCK_CUDA_GRAPHS=1 a step's runs of ops are replayed as CUDA graphs (step_graphs.hpp).
+// alloc or prepare, so the compiler can ask supports_op on a machine without one. A step's runs
+// of ops are replayed as CUDA graphs (step_graphs.hpp) unless POCK_CUDA_GRAPHS=0.
 // Nothing throws across the boundary: every entry point catches, and reports through last_error.
 #include "kernels/cuda/cuda_backend.hpp"
 
@@ -47,7 +47,7 @@ constexpr size_t kCublasGraphWorkspace = size_t{32} << 20;
 
 struct Backend {
   Instance instance;
-  StepGraphs graphs;  // POCK_CUDA_GRAPHS=1; destroyed before the instance's stream
+  StepGraphs graphs;  // off with POCK_CUDA_GRAPHS=0; destroyed before the instance's stream
   bool use_graphs = StepGraphs::enabled_by_environment();
 };
 
@@ -78,7 +78,7 @@ const KernelDef* find_kernel(const pock_op_desc* op) {
   return def;
 }
 
-// Launches the ops recorded for a graph (POCK_CUDA_GRAPHS=1) before the host looks at device
+// Launches the ops recorded for a graph (unless POCK_CUDA_GRAPHS=0) before the host looks at device
 // memory; a no-op without graphs. The caller holds a ScopedInstance.
 Status launch_recorded(void* context) {
   Backend* b = backend(context);

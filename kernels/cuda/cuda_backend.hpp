@@ -12,7 +12,7 @@ const KernelTable& cuda_kernels();
 pock_status builtin_backend_init_cuda(pock_backend_v1* out);
 
 // get_proc_address name of a size_t (*)(void* context): the CUDA graphs the instance has
-// captured (POCK_CUDA_GRAPHS=1; kernels/cuda/step_graphs.hpp). Tests and diagnostics.
+// captured (none with POCK_CUDA_GRAPHS=0; kernels/cuda/step_graphs.hpp). Tests and diagnostics.
 inline constexpr const char* kCudaGraphCountExtension = "pock_cuda_graph_count";
 
 }  // namespace pock

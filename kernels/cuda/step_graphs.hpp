@@ -1,4 +1,4 @@
-// CUDA graphs for the cuda backend's steps, opt-in (POCK_CUDA_GRAPHS=1). With them, execute_op
+// CUDA graphs for the cuda backend's steps, on unless POCK_CUDA_GRAPHS=0. With them, execute_op
 // only records the op; the recorded run of ops is launched when the host next looks at device
 // memory — copy, pock_synchronize, the all_finite checks — as the ABI allows a device that batches ops
 // (docs/backend-abi.md, *Asynchronous devices*). The engine runs the same ops in the same order
