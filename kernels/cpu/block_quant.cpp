@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "kernels/cpu/blas.hpp"
+#include "kernels/cpu/parallel_sgemm.hpp"
 #include "kernels/cpu/block_decode.hpp"
 #include "kernels/cpu/block_int8_gemm.hpp"
 #include "kernels/cpu/cpu_util.hpp"
@@ -222,8 +223,7 @@ Status linear_q(const KernelCall& c) {
   for (int64_t r0 = 0; r0 < n; r0 += plan.panel_rows) {
     const int64_t rows = std::min(plan.panel_rows, n - r0);
     decode_panel(plan, w, r0, r0 + rows, panel);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(rows), static_cast<int>(k),
-                1.0f, x, static_cast<int>(k), panel, static_cast<int>(k), beta, y + r0, static_cast<int>(n));
+    parallel_sgemm(plan.pool, {false, true, m, rows, k, 1.0f, x, k, panel, k, beta, y + r0, n});
   }
   return Status::ok();
 }
@@ -261,8 +261,7 @@ Status linear_q_input_grad(const KernelCall& c) {
   for (int64_t r0 = 0; r0 < n; r0 += plan.panel_rows) {
     const int64_t rows = std::min(plan.panel_rows, n - r0);
     decode_panel(plan, w, r0, r0 + rows, panel);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(k), static_cast<int>(rows),
-                1.0f, dy + r0, static_cast<int>(n), panel, static_cast<int>(k), r0 == 0 ? 0.0f : 1.0f, dx, static_cast<int>(k));
+    parallel_sgemm(plan.pool, {false, false, m, k, rows, 1.0f, dy + r0, n, panel, k, r0 == 0 ? 0.0f : 1.0f, dx, k});
   }
   return Status::ok();
 }

@@ -14,6 +14,7 @@
 #include <new>
 
 #include "kernels/cpu/blas.hpp"
+#include "kernels/cpu/parallel_sgemm.hpp"
 #include "kernels/cpu/conv_unfold.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/pointwise_batch.hpp"
@@ -84,18 +85,16 @@ class GemmConvGradInput final : public GemmConvGrad {
     const int64_t plane = g_.out_plane(), og = g_.out_per_group();
     if (batched_) {  // dx' [C, N*P] = wᵀ [C, O] dy' [O, N*P]
       gather_planes(dy, dy_planes(), g_.batch, g_.out_channels, plane, pool_);
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, blas_int(g_.in_channels), cols_n(),
-                  blas_int(g_.out_channels), 1.0f, w, blas_int(g_.in_channels), dy_planes(), cols_n(), 0.0f,
-                  x_planes(), cols_n());
+      parallel_sgemm(pool_, {true, false, g_.in_channels, cols_n(), g_.out_channels, 1.0f, w, g_.in_channels,
+                             dy_planes(), cols_n(), 0.0f, x_planes(), cols_n()});
       scatter_planes(x_planes(), dx, g_.batch, g_.in_channels, plane, pool_);
       return Status::ok();
     }
     for (int64_t n = 0; n < g_.batch; ++n) {
       for (int64_t group = 0; group < g_.groups; ++group) {
         float* dcols = identity_ ? dx + x_offset(n, group) : cols();
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, blas_int(k()), blas_int(plane), blas_int(og), 1.0f,
-                    w + w_offset(group), blas_int(k()), dy + dy_offset(n, group), blas_int(plane), 0.0f, dcols,
-                    blas_int(plane));
+        parallel_sgemm(pool_, {true, false, k(), plane, og, 1.0f, w + w_offset(group), k(), dy + dy_offset(n, group),
+                               plane, 0.0f, dcols, plane});
         if (!identity_) col2im(g_, dcols, dx + x_offset(n, group), pool_);
       }
     }
@@ -117,8 +116,8 @@ class GemmConvGradWeight final : public GemmConvGrad {
     if (batched_ && g_.batch > 0) {  // dw [rows, C] = dy' [rows, N*P] x'ᵀ [N*P, C]
       gather_planes(x, x_planes(), g_.batch, g_.in_channels, plane, pool_);
       gather_planes(dy, dy_planes(), g_.batch, g_.out_channels, plane, pool_);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blas_int(std::min(og, channels_)), blas_int(k()), cols_n(),
-                  1.0f, dy_planes(), cols_n(), x_planes(), cols_n(), 0.0f, dw, blas_int(k()));
+      parallel_sgemm(pool_, {false, true, std::min(og, channels_), k(), cols_n(), 1.0f, dy_planes(), cols_n(),
+                             x_planes(), cols_n(), 0.0f, dw, k()});
       return Status::ok();
     }
     for (int64_t group = 0; group < g_.groups; ++group) {
@@ -131,9 +130,8 @@ class GemmConvGradWeight final : public GemmConvGrad {
           im2col(g_, matrix, cols(), pool_);
           matrix = cols();
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blas_int(rows), blas_int(k()), blas_int(plane), 1.0f,
-                    dy + dy_offset(n, group), blas_int(plane), matrix, blas_int(plane), n == 0 ? 0.0f : 1.0f,
-                    dw + w_offset(group), blas_int(k()));
+        parallel_sgemm(pool_, {false, true, rows, k(), plane, 1.0f, dy + dy_offset(n, group), plane, matrix, plane,
+                               n == 0 ? 0.0f : 1.0f, dw + w_offset(group), k()});
       }
     }
     return Status::ok();

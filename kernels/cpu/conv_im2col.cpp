@@ -14,6 +14,7 @@
 
 #include "kernels/cpu/activation_epilogue.hpp"
 #include "kernels/cpu/blas.hpp"
+#include "kernels/cpu/parallel_sgemm.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/pointwise_batch.hpp"
 #include "kernels/cpu/thread_pool.hpp"
@@ -67,11 +68,8 @@ class Im2colConv final : public ConvKernel {
         for (int64_t o = 0; o < og; ++o) {
           std::fill(y_group + o * plane, y_group + (o + 1) * plane, bias ? bias[group * og + o] : 0.0f);
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(og), static_cast<int>(plane),
-                    static_cast<int>(rows_), 1.0f, w + group * og * rows_,
-                    static_cast<int>(std::max<int64_t>(rows_, 1)), matrix,
-                    static_cast<int>(std::max<int64_t>(plane, 1)), 1.0f, y_group,
-                    static_cast<int>(std::max<int64_t>(plane, 1)));
+        parallel_sgemm(pool_, {false, false, og, plane, rows_, 1.0f, w + group * og * rows_, rows_, matrix, plane,
+                               1.0f, y_group, plane});
         apply_activation_inplace(g_.activation, y_group, og * plane);
       }
     }
@@ -91,9 +89,8 @@ class Im2colConv final : public ConvKernel {
     for (int64_t o = 0; o < g_.out_channels; ++o) {
       std::fill(ys + o * cols_n, ys + (o + 1) * cols_n, bias ? bias[o] : 0.0f);
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(g_.out_channels), static_cast<int>(cols_n),
-                static_cast<int>(g_.in_channels), 1.0f, w, static_cast<int>(g_.in_channels), xs,
-                static_cast<int>(cols_n), 1.0f, ys, static_cast<int>(cols_n));
+    parallel_sgemm(pool_, {false, false, g_.out_channels, cols_n, g_.in_channels, 1.0f, w, g_.in_channels, xs, cols_n,
+                           1.0f, ys, cols_n});
     apply_activation_inplace(g_.activation, ys, g_.out_channels * cols_n);
     scatter_planes(ys, y, g_.batch, g_.out_channels, plane, pool_);
   }

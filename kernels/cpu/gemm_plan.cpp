@@ -6,6 +6,7 @@
 #include "kernels/cpu/activation_epilogue.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/cpu_util.hpp"
+#include "kernels/cpu/parallel_sgemm.hpp"
 
 namespace pock::cpu {
 namespace {
@@ -20,6 +21,7 @@ GemmPlan::~GemmPlan() {
 
 Status GemmPlan::prepare(const pock_tensor_desc& a, const pock_tensor_desc& b, KernelScope& scope, int32_t num_threads) {
   configure_blas_threads(num_threads);
+  pool_ = thread_pool_for(num_threads);
   if (!bf16 || m == 0 || n == 0 || k == 0) return Status::ok();
   scope_ = &scope;
   a_elems_ = numel(a);
@@ -96,12 +98,10 @@ Status GemmPlan::run(const float* a, const float* b, const float* bias_values, f
   }
   const float beta = add_bias ? 1.0f : 0.0f;
   if (k > 0) {
-    for (int64_t i = 0; i < blocks; ++i) {
-      cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,
-                  static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a + a_offsets[i],
-                  static_cast<int>(lda), b + b_offsets[i], static_cast<int>(ldb), beta, y + i * block,
-                  static_cast<int>(n));
-    }
+    parallel_sgemm_batch(pool_, blocks, [&](int64_t i) {
+      return SgemmCall{transpose_a, transpose_b, m, n, k, 1.0f, a + a_offsets[static_cast<size_t>(i)], lda,
+                       b + b_offsets[static_cast<size_t>(i)], ldb, beta, y + i * block, n};
+    });
   }
   apply_activation_inplace(activation, y, block * blocks);
   return Status::ok();

@@ -12,6 +12,7 @@
 #include "ir/activation.hpp"
 #include "kernels/cpu/bf16_gemm.hpp"
 #include "kernels/cpu/bf16_weight_copy.hpp"
+#include "kernels/cpu/thread_pool.hpp"
 #include "pock/status.hpp"
 #include "runtime/kernel_scope.hpp"
 
@@ -44,6 +45,7 @@ struct GemmPlan {
   Status run_dnnl(const float* a, const float* b, const float* bias_values, float* y) const;
 
   KernelScope* scope_ = nullptr;
+  pthreadpool_t pool_ = nullptr;  // f32 products split over it
   int64_t a_elems_ = 0, b_elems_ = 0;
   size_t b_scratch_offset_ = 0;                  // bytes into the scratch region
   std::unique_ptr<DnnlBf16Gemm> dnnl_;           // bf16 on Bf16Isa::kAvx512Bf16
