@@ -227,7 +227,7 @@ def compile_blob(a, env, recipe, name, shape, kv=None):
         f.write(text)
     cmd = [a.pockc, "compile", a.gguf, "--recipe", rpath, "-o", blob, "--input-shape", shape,
            "--report", blob + ".report.json"] + (["--kv-cache", str(kv)] if kv else []) + \
-          ([] if a.reorder else ["--no-reorder"])
+          (["--reorder"] if a.reorder else [])
     try:
         out, rss, wall = run_child(cmd, os.path.join(a.work, f"compile_{name}"), env)
     except RuntimeError as e:
@@ -594,8 +594,8 @@ def main():
     ap.add_argument("--no-train", action="store_true", help="skip the training part (with --generate)")
     ap.add_argument("--reuse", action="store_true", help="reuse blobs compiled by an earlier run with the same recipe")
     ap.add_argument("--reorder", action="store_true",
-                    help="compile with pockc's default update reordering; by default the blobs are compiled with "
-                         "--no-reorder: updates after the backward, whose gradients the engine checks before "
+                    help="compile with pockc's --reorder (updates reordered into the backward); by default, as "
+                         "pockc does, updates run after the backward, whose gradients the engine checks before "
                          "updating, so a failed step needs no copy of the weights and optimizer state")
     ap.add_argument("--out", help="results JSON (default BUILD/llm_bench/results.json)")
     a = ap.parse_args()

@@ -174,7 +174,7 @@ def _with_initializers(onnx_bytes, values):
 
 def compile(model, recipe=None, *, output=None, input_shapes=None, dims=None, example_inputs=None,
             input_names=None, output_names=None, opset=17, backend="", plugins=(), optimize=True,
-            reorder_updates=True, memory_schedule=True, layout=True, fold_frozen_scales=True, profile=None,
+            reorder_updates=None, memory_schedule=True, layout=True, fold_frozen_scales=True, profile=None,
             memory_budget=0, expose_gradients=False, kv_cache=0, num_labels=-1, bind=None):
     """Compiles `model` (and with `recipe`, its training step) into a :class:`Blob`.
 
@@ -191,7 +191,7 @@ def compile(model, recipe=None, *, output=None, input_shapes=None, dims=None, ex
                    dict by input name; input_names / output_names name the ONNX graph's tensors
                    (default: the forward's argument names, and "output")
     the rest       pockc compile's options: backend, plugins (--backend-plugin), optimize
-                   (False: --no-optimize), reorder_updates, layout, memory_budget (bytes or
+                   (False: --no-optimize), reorder_updates (None: the compiler decides; True: --reorder), layout, memory_budget (bytes or
                    "512M"), profile (pockc tune's JSON), kv_cache, num_labels
     """
     if _is_torch_module(model):
@@ -210,7 +210,7 @@ def compile(model, recipe=None, *, output=None, input_shapes=None, dims=None, ex
     with tempfile.TemporaryDirectory() as folder:
         data, report = _pockengine.compile_model(
             model, _recipe_text(recipe), _shape_args(input_shapes, dims), int(kv_cache), int(num_labels),
-            backend or "", [os.fspath(p) for p in plugins], bool(optimize), bool(reorder_updates),
+            backend or "", [os.fspath(p) for p in plugins], bool(optimize), None if reorder_updates is None else bool(reorder_updates),
             bool(memory_schedule), bool(layout), bool(fold_frozen_scales), os.fspath(profile) if profile else "",
             _memory_budget(memory_budget), bool(expose_gradients), _bind_args(bind, folder))
     blob = Blob(data, json.loads(report) if report else {})

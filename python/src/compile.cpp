@@ -43,7 +43,7 @@ Result<Graph> import_onnx_in_memory(const void* data, size_t size, const std::ve
 // Returns (blob bytes, the compiler's report as JSON text).
 nb::tuple compile_model(nb::object model, std::optional<std::string> recipe_json, std::vector<std::string> input_shapes,
                         int64_t kv_cache, int64_t num_labels, std::string backend, std::vector<std::string> backend_plugins,
-                        bool optimize, bool reorder_updates, bool memory_schedule, bool layout, bool fold_frozen_scales,
+                        bool optimize, std::optional<bool> reorder_updates, bool memory_schedule, bool layout, bool fold_frozen_scales,
                         std::string profile, uint64_t memory_budget, bool expose_gradients, std::vector<std::string> binds) {
   Recipe recipe;
   if (recipe_json) {

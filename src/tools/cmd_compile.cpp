@@ -47,7 +47,10 @@ Status run_compile(const ParsedArgs& args) {
   CompileOptions options;
   options.backend = args.get("--backend");
   options.optimize = !args.has("--no-optimize");
-  options.reorder_updates = !args.has("--no-reorder");
+  if (args.has("--reorder") && args.has("--no-reorder")) {
+    return Status(Code::kInvalidArgument, "--reorder and --no-reorder contradict each other: give one");
+  }
+  if (args.has("--reorder") || args.has("--no-reorder")) options.reorder_updates = args.has("--reorder");
   options.layout = !args.has("--no-layout");
   options.profile_path = args.get("--profile");
   options.backend_plugins = args.all("--backend-plugin");
@@ -104,7 +107,8 @@ const CommandEntry& compile_command() {
                memory_budget_option(),
                {"--profile", "PROFILE.json", "kernel timings from 'pockc tune': each measured op prefers its fastest backend"},
                {"--no-optimize", "", "skip fusion, folding and dead-code passes"},
-               {"--no-reorder", "", "apply optimizer updates after the whole backward pass"},
+               {"--reorder", "", "apply each optimizer update as soon as its gradient is ready: a smaller arena, but a rollback snapshot of all trained weights and state (for apps that open with rollback off; the default where updates run on cuda or a plugin)"},
+               {"--no-reorder", "", "apply optimizer updates after the whole backward pass (the default on host backends)"},
                {"--no-layout", "", "keep every convolution NCHW (no NHWC chains for the cpu backend)"},
                {"--report", "REPORT.json", "write the compiler's memory report"},
                {"--print-ops", "", "print the op types the frontend imported"},

@@ -2,6 +2,7 @@
 // training-graph blob. docs/recipe.md documents every recipe field.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -94,7 +95,15 @@ struct CompileOptions {
   // its own gets its ops' tensors planned there, with Copy ops where a tensor crosses over.
   std::vector<std::string> backend_plugins;
   bool optimize = true;        // fusion, folding, DCE, CSE
-  bool reorder_updates = true; // apply each parameter's update as soon as its gradient is ready
+  // Apply each parameter's update as soon as its gradient is ready (the paper's operator
+  // reordering) instead of after the whole backward. Unset, the compiler decides (updates_reordered):
+  // after the backward where the updates run on host backends, because the engine's default
+  // rollback (pock_engine_options::rollback_on_failure) then checks the gradients before the
+  // first update and copies nothing, where reordered updates need a snapshot of every weight and
+  // its optimizer state, larger than all the arena reordering saves (BERT full BP: +2.4 MB of
+  // arena against a 180 MB snapshot); reordered where they may run on a device or plugin backend,
+  // whose rollback needs the snapshot either way. true suits an app that opens with rollback off.
+  std::optional<bool> reorder_updates;
   bool memory_schedule = true; // reorder each function's nodes to lower its arena peak (never raises it)
   // Before autodiff, a frozen Conv2d -> frozen-scale BatchNorm whose shift trains becomes one
   // Conv2d with the scale in its weight and the shift in its bias (docs/recipe.md). With optimize.

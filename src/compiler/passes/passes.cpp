@@ -25,6 +25,13 @@ void derive_phases(FunctionDef& fn) {
 
 }  // namespace
 
+bool updates_reordered(const CompileOptions& options) {
+  if (options.reorder_updates) return *options.reorder_updates;
+  const bool host_backend = options.backend.empty() || options.backend == "cpu" || options.backend == "ref" ||
+                            options.backend == "neon";
+  return !host_backend || !options.backend_plugins.empty();
+}
+
 Status run_passes(TrainingProgram& program, const CompileOptions& options, PassStats* stats) {
   PassStats s;
   for (FunctionDef& fn : program.functions) {
@@ -50,10 +57,11 @@ Status run_passes(TrainingProgram& program, const CompileOptions& options, PassS
     // After the fusions (a fused activation is part of its conv), before the schedule (new nodes).
     if (layout_pass_applies(options)) choose_layouts(program);
   }
+  const bool reorder = updates_reordered(options);
   for (FunctionDef& fn : program.functions) {
-    if (options.reorder_updates) s.moved_updates += reorder_updates(program, fn);
+    if (reorder) s.moved_updates += reorder_updates(program, fn);
     if (options.memory_schedule) {
-      const ScheduleResult r = schedule_for_memory(program, fn, options.reorder_updates);
+      const ScheduleResult r = schedule_for_memory(program, fn, reorder);
       s.rescheduled_functions += r.reordered;
       s.scheduled_bytes_saved += r.peak_before - r.peak_after;
     }

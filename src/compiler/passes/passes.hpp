@@ -20,6 +20,10 @@ struct PassStats {
 
 Status run_passes(TrainingProgram& program, const CompileOptions& options, PassStats* stats = nullptr);
 
+// CompileOptions::reorder_updates as given, or when unset: true where the updates may run on a
+// device or plugin backend (options.backend names one, or plugins are loaded), false otherwise.
+bool updates_reordered(const CompileOptions& options);
+
 // Individual passes (exposed for tests).
 int eliminate_dead_code(const TrainingProgram& program, FunctionDef& fn);
 int eliminate_common_subexpressions(TrainingProgram& program, FunctionDef& fn);
