@@ -177,7 +177,7 @@ Status gather_nd(const KernelCall& c, const params::GatherScatterParams& p) {
 
 template <typename T>
 Status scatter_nd_typed(const KernelCall& c, const params::GatherScatterParams& p) {
-  const SliceIndexer at(c.in(0), c.in(1), 0);
+  const SliceIndexer at(c.in(0), c.in(1), p.batch_dims);
   POCK_RETURN_IF_ERROR(at.check(c));
   if (c.out(0).data != c.in(0).data) std::memmove(c.out(0).data, c.in(0).data, c.out(0).nbytes);
   const T* updates = c.in_data<T>(2);
@@ -190,8 +190,8 @@ Status scatter_nd_typed(const KernelCall& c, const params::GatherScatterParams& 
   return Status::ok();
 }
 
-Status scatter_nd_bytes(const KernelCall& c, const params::GatherScatterParams&) {
-  const SliceIndexer at(c.in(0), c.in(1), 0);
+Status scatter_nd_bytes(const KernelCall& c, const params::GatherScatterParams& p) {
+  const SliceIndexer at(c.in(0), c.in(1), p.batch_dims);
   POCK_RETURN_IF_ERROR(at.check(c));
   if (c.out(0).data != c.in(0).data) std::memmove(c.out(0).data, c.in(0).data, c.out(0).nbytes);
   const size_t size = dtype_size(static_cast<DType>(c.in(0).dtype));

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "kernels/cpu/cpu_families.hpp"
@@ -21,7 +20,7 @@ namespace {
 
 struct SlicePlan {
   params::GatherScatterParams p;
-  int batch = 0;                // leading axes data and indices share (GatherND's batch_dims)
+  int batch = 0;                // leading axes data and indices share (batch_dims)
   int64_t k = 1;                // axes each tuple indexes
   int64_t slice = 1;            // elements per addressed slice
   int64_t per_batch = 1;        // tuples per batch entry
@@ -33,7 +32,7 @@ struct SlicePlan {
     POCK_RETURN_IF_ERROR(params::parse(op, &p));
     const pock_tensor_desc& data = op.inputs[0];
     const pock_tensor_desc& indices = op.inputs[1];
-    batch = std::string_view(op.op) == "GatherND" ? static_cast<int>(p.batch_dims) : 0;
+    batch = static_cast<int>(p.batch_dims);
     k = indices.dims[indices.rank - 1];
     slice = dims_product(data, batch + static_cast<int>(k), data.rank);
     batch_elements = dims_product(data, batch, data.rank);

@@ -1,0 +1,134 @@
+// cpu kernels of the determinant family: Det and DetGrad (f32 in, double inside, as ref: a
+// determinant is a product of n pivots, whose rounding float would compound). Each matrix is
+// factored by Eigen's PartialPivLU; the matrices split over threads, each tile of them with its
+// own factorization and buffers, made at prepare, so a step allocates nothing (Eigen reuses a
+// decomposition's storage for a matrix of the same order).
+//
+// DetGrad is the cofactor matrix det(x) inv(x)^T; where a pivot is exactly 0 (det 0, inv
+// undefined) each cofactor is the determinant of its minor, as ref does.
+#include <Eigen/LU>
+
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
+#include "kernels/cpu/cpu_families.hpp"
+#include "kernels/cpu/cpu_util.hpp"
+#include "kernels/cpu/thread_pool.hpp"
+#include "runtime/prepared_kernel.hpp"
+
+namespace pock::cpu {
+namespace {
+
+using Matrix = Eigen::MatrixXd;
+using RowMajorF32 = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
+
+// What one thread's tile of matrices works in.
+struct Scratch {
+  Eigen::PartialPivLU<Matrix> lu;
+  Matrix inverse;
+  Eigen::PartialPivLU<Matrix> minor_lu;  // order n - 1: the cofactors of a singular matrix
+  Matrix minor;
+  explicit Scratch(Eigen::Index n)
+      : lu(n), inverse(n, n), minor_lu(std::max<Eigen::Index>(n - 1, 0)), minor(std::max<Eigen::Index>(n - 1, 0), std::max<Eigen::Index>(n - 1, 0)) {}
+};
+
+struct DetPlan {
+  int64_t n = 0;
+  size_t matrices = 0, tile = 1;
+  std::vector<Scratch> scratch;  // one per tile of the thread pool's loop
+  pthreadpool_t pool = nullptr;
+
+  Status prepare(const pock_op_desc& op) {
+    const pock_tensor_desc& x = op.inputs[std::string_view(op.op) == "DetGrad" ? 1 : 0];
+    n = x.dims[x.rank - 1];
+    matrices = static_cast<size_t>(dims_product(x, 0, x.rank - 2));
+    pool = thread_pool_for(op.num_threads);
+    // About 4096 multiply-adds per tile at least: an LU costs n^3 / 3.
+    tile = balanced_tile(pool, matrices, static_cast<size_t>(std::max<int64_t>(1, 12288 / std::max<int64_t>(n * n * n, 1))));
+    scratch.assign((matrices + tile - 1) / tile, Scratch(static_cast<Eigen::Index>(n)));
+    return Status::ok();
+  }
+
+  // Calls f(matrix index, its scratch) for every matrix, tiles of them on the thread pool.
+  template <typename F>
+  void for_each_matrix(F&& f) {
+    parallel_for(pool, matrices, tile, [&](size_t begin, size_t end) {
+      Scratch& s = scratch[begin / tile];
+      for (size_t b = begin; b < end; ++b) f(static_cast<int64_t>(b), s);
+    });
+  }
+};
+
+RowMajorF32 matrix_at(const float* x, int64_t b, int64_t n) { return RowMajorF32(x + b * n * n, n, n); }
+
+Status det(const KernelCall& c, DetPlan& plan) {
+  const int64_t n = plan.n;
+  const float* x = c.in_data<float>(0);
+  float* y = c.out_data<float>(0);
+  plan.for_each_matrix([&](int64_t b, Scratch& s) {
+    s.lu.compute(matrix_at(x, b, n).cast<double>());
+    y[b] = static_cast<float>(s.lu.determinant());
+  });
+  return Status::ok();
+}
+
+bool has_zero_pivot(const Eigen::PartialPivLU<Matrix>& lu) { return (lu.matrixLU().diagonal().array() == 0.0).any(); }
+
+// dx[i][j] = dy times the (i, j) cofactor: (-1)^(i+j) det(x without row i and column j).
+void cofactors_from_minors(const RowMajorF32& x, float dy, Scratch& s, float* dx) {
+  const int64_t n = x.rows();
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t r = 0, mr = 0; r < n; ++r) {
+        if (r == i) continue;
+        for (int64_t col = 0, mc = 0; col < n; ++col) {
+          if (col != j) s.minor(mr, mc++) = x(r, col);
+        }
+        ++mr;
+      }
+      double cofactor = 1.0;  // the minor of a 1x1 matrix is empty
+      if (n > 1) {
+        s.minor_lu.compute(s.minor);
+        cofactor = ((i + j) % 2 == 0 ? 1.0 : -1.0) * s.minor_lu.determinant();
+      }
+      dx[i * n + j] = static_cast<float>(dy * cofactor);
+    }
+  }
+}
+
+Status det_grad(const KernelCall& c, DetPlan& plan) {
+  const int64_t n = plan.n;
+  const float* dy = c.in_data<float>(0);
+  const float* x = c.in_data<float>(1);
+  float* dx = c.out_data<float>(0);
+  plan.for_each_matrix([&](int64_t b, Scratch& s) {
+    const RowMajorF32 m = matrix_at(x, b, n);
+    s.lu.compute(m.cast<double>());
+    float* out = dx + b * n * n;
+    if (has_zero_pivot(s.lu)) {
+      cofactors_from_minors(m, dy[b], s, out);
+      return;
+    }
+    s.inverse.noalias() = s.lu.inverse();
+    const double scale = static_cast<double>(dy[b]) * s.lu.determinant();
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < n; ++j) out[i * n + j] = static_cast<float>(scale * s.inverse(j, i));
+    }
+  });
+  return Status::ok();
+}
+
+bool accepts(const pock_op_desc& op) {
+  const pock_tensor_desc& x = op.inputs[op.num_inputs - 1];
+  return x.rank >= 2 && x.dims[x.rank - 1] == x.dims[x.rank - 2] && x.dtype == POCK_F32;
+}
+
+}  // namespace
+
+void register_determinant(KernelTable& t) {
+  t.add(prepared_kernel<DetPlan, det>("Det", DType::kF32, kCpuScore, accepts));
+  t.add(prepared_kernel<DetPlan, det_grad>("DetGrad", DType::kF32, kCpuScore, accepts));
+}
+
+}  // namespace pock::cpu
