@@ -1,6 +1,6 @@
 // cpu kernels of the determinant family: Det and DetGrad (f32 in, double inside, as ref: a
 // determinant is a product of n pivots, whose rounding float would compound). Each matrix is
-// factored by Eigen's PartialPivLU; the matrices split over threads, each tile of them with its
+// factored by Eigen's PartialPivLU (fixed-size up to order 4); the matrices split over threads, each tile of them with its
 // own factorization and buffers, made at prepare, so a step allocates nothing (Eigen reuses a
 // decomposition's storage for a matrix of the same order).
 //
@@ -62,18 +62,33 @@ struct DetPlan {
 
 RowMajorF32 matrix_at(const float* x, int64_t b, int64_t n) { return RowMajorF32(x + b * n * n, n, n); }
 
+// Factors `m` and calls f(lu, inverse buffer). Orders up to 4 use fixed-size Eigen types (on the
+// stack, their loops unrolled: several times faster than the dynamic ones at such sizes); larger
+// ones the scratch's.
+template <int N, typename F>
+void factored(const RowMajorF32& m, Scratch& s, F&& f) {
+  if constexpr (N == Eigen::Dynamic) {
+    s.lu.compute(m.cast<double>());
+    f(s.lu, s.inverse);
+  } else {
+    Eigen::PartialPivLU<Eigen::Matrix<double, N, N>> lu(m.cast<double>());
+    Eigen::Matrix<double, N, N> inverse;
+    f(lu, inverse);
+  }
+}
+
+template <int N>
 Status det(const KernelCall& c, DetPlan& plan) {
-  const int64_t n = plan.n;
   const float* x = c.in_data<float>(0);
   float* y = c.out_data<float>(0);
   plan.for_each_matrix([&](int64_t b, Scratch& s) {
-    s.lu.compute(matrix_at(x, b, n).cast<double>());
-    y[b] = static_cast<float>(s.lu.determinant());
+    factored<N>(matrix_at(x, b, plan.n), s, [&](const auto& lu, auto&) { y[b] = static_cast<float>(lu.determinant()); });
   });
   return Status::ok();
 }
 
-bool has_zero_pivot(const Eigen::PartialPivLU<Matrix>& lu) { return (lu.matrixLU().diagonal().array() == 0.0).any(); }
+template <typename Lu>
+bool has_zero_pivot(const Lu& lu) { return (lu.matrixLU().diagonal().array() == 0.0).any(); }
 
 // dx[i][j] = dy times the (i, j) cofactor: (-1)^(i+j) det(x without row i and column j).
 void cofactors_from_minors(const RowMajorF32& x, float dy, Scratch& s, float* dx) {
@@ -97,6 +112,7 @@ void cofactors_from_minors(const RowMajorF32& x, float dy, Scratch& s, float* dx
   }
 }
 
+template <int N>
 Status det_grad(const KernelCall& c, DetPlan& plan) {
   const int64_t n = plan.n;
   const float* dy = c.in_data<float>(0);
@@ -104,20 +120,41 @@ Status det_grad(const KernelCall& c, DetPlan& plan) {
   float* dx = c.out_data<float>(0);
   plan.for_each_matrix([&](int64_t b, Scratch& s) {
     const RowMajorF32 m = matrix_at(x, b, n);
-    s.lu.compute(m.cast<double>());
     float* out = dx + b * n * n;
-    if (has_zero_pivot(s.lu)) {
-      cofactors_from_minors(m, dy[b], s, out);
-      return;
-    }
-    s.inverse.noalias() = s.lu.inverse();
-    const double scale = static_cast<double>(dy[b]) * s.lu.determinant();
-    for (int64_t i = 0; i < n; ++i) {
-      for (int64_t j = 0; j < n; ++j) out[i * n + j] = static_cast<float>(scale * s.inverse(j, i));
-    }
+    factored<N>(m, s, [&](const auto& lu, auto& inverse) {
+      if (has_zero_pivot(lu)) {
+        cofactors_from_minors(m, dy[b], s, out);
+        return;
+      }
+      inverse.noalias() = lu.inverse();
+      const double scale = static_cast<double>(dy[b]) * lu.determinant();
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t j = 0; j < n; ++j) out[i * n + j] = static_cast<float>(scale * inverse(j, i));
+      }
+    });
   });
   return Status::ok();
 }
+
+// The kernel for the matrices' order.
+template <template <int> class Kernel>
+Status by_order(const KernelCall& c, DetPlan& plan) {
+  switch (plan.n) {
+    case 1: return Kernel<1>::run(c, plan);
+    case 2: return Kernel<2>::run(c, plan);
+    case 3: return Kernel<3>::run(c, plan);
+    case 4: return Kernel<4>::run(c, plan);
+    default: return Kernel<Eigen::Dynamic>::run(c, plan);
+  }
+}
+template <int N>
+struct DetKernel {
+  static Status run(const KernelCall& c, DetPlan& plan) { return det<N>(c, plan); }
+};
+template <int N>
+struct DetGradKernel {
+  static Status run(const KernelCall& c, DetPlan& plan) { return det_grad<N>(c, plan); }
+};
 
 bool accepts(const pock_op_desc& op) {
   const pock_tensor_desc& x = op.inputs[op.num_inputs - 1];
@@ -127,8 +164,8 @@ bool accepts(const pock_op_desc& op) {
 }  // namespace
 
 void register_determinant(KernelTable& t) {
-  t.add(prepared_kernel<DetPlan, det>("Det", DType::kF32, kCpuScore, accepts));
-  t.add(prepared_kernel<DetPlan, det_grad>("DetGrad", DType::kF32, kCpuScore, accepts));
+  t.add(prepared_kernel<DetPlan, by_order<DetKernel>>("Det", DType::kF32, kCpuScore, accepts));
+  t.add(prepared_kernel<DetPlan, by_order<DetGradKernel>>("DetGrad", DType::kF32, kCpuScore, accepts));
 }
 
 }  // namespace pock::cpu
