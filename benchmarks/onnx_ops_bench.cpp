@@ -1,7 +1,7 @@
 // The ONNX ops that used to run on ref only — Resize, ResizeGrad, GatherElements, ScatterElements
-// (add), GridSample, GridSampleGrad, TopK — on the cpu backend next to ref, in one run, at the
-// sizes of a U-Net / FPN decoder stage (batch 2, 32 channels, 32 x 32 upsampled to 64 x 64); TopK
-// picks 8 of 64 scores for 4096 rows (a mixture-of-experts router). RoiAlign pools 64 regions of a
+// (add), GridSample, GridSampleGrad (bilinear, bicubic), TopK, RoiAlign, ReverseSequence, Det — on
+// the cpu backend next to ref, in one run, at the sizes of a U-Net / FPN decoder stage (batch 2,
+// 32 channels, 32 x 32 upsampled to 64 x 64); TopK picks 8 of 64 scores for 4096 rows (a mixture-of-experts router). RoiAlign pools 64 regions of a
 // [2, 64, 32, 32] map to 7 x 7 bins (a detector's box head), ReverseSequence flips [64, 32, 256]
 // sequences (a bidirectional layer's input), Det takes 4096 4 x 4 and 256 16 x 16 matrices.
 //   ninja -C build onnx_ops_bench && build/onnx_ops_bench --benchmark_min_time=0.2
@@ -107,9 +107,10 @@ void ScatterElementsAdd(benchmark::State& s, const std::string& backend) {
 void GridSample(benchmark::State& s, const std::string& backend) {
   run(s, "GridSample", {{"x", DType::kF32, kSmall}, {"grid", DType::kF32, {2, 64, 64, 2}}}, {}, backend);
 }
-void GridSampleGrad(benchmark::State& s, const std::string& backend) {
+void GridSampleGrad(benchmark::State& s, const std::string& mode, const std::string& backend) {
   run(s, "GridSampleGrad",
-      {{"dy", DType::kF32, kLarge}, {"x", DType::kF32, kSmall}, {"grid", DType::kF32, {2, 64, 64, 2}}}, {}, backend);
+      {{"dy", DType::kF32, kLarge}, {"x", DType::kF32, kSmall}, {"grid", DType::kF32, {2, 64, 64, 2}}},
+      {{"mode", mode}}, backend);
 }
 
 void TopK(benchmark::State& s, const std::string& backend) {
@@ -160,8 +161,10 @@ BENCHMARK_CAPTURE(ScatterElementsAdd, cpu, "cpu")->Arg(1)->Arg(2)->Unit(benchmar
 BENCHMARK_CAPTURE(ScatterElementsAdd, ref, "ref")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(GridSample, cpu, "cpu")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(GridSample, ref, "ref")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(GridSampleGrad, cpu, "cpu")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(GridSampleGrad, ref, "ref")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(GridSampleGrad, cpu, "bilinear", "cpu")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(GridSampleGrad, ref, "bilinear", "ref")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(GridSampleGrad, bicubic_cpu, "bicubic", "cpu")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(GridSampleGrad, bicubic_ref, "bicubic", "ref")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(TopK, cpu, "cpu")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(TopK, ref, "ref")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 

@@ -1,11 +1,13 @@
 // cpu kernels of the determinant family: Det and DetGrad (f32 in, double inside, as ref: a
-// determinant is a product of n pivots, whose rounding float would compound). Each matrix is
-// factored by Eigen's PartialPivLU (fixed-size up to order 4); the matrices split over threads, each tile of them with its
-// own factorization and buffers, made at prepare, so a step allocates nothing (Eigen reuses a
-// decomposition's storage for a matrix of the same order).
+// determinant is a product of n pivots, whose rounding float would compound), with Eigen:
+// matrices of order up to 4 by its closed forms for fixed sizes (determinant(),
+// computeInverseAndDetWithCheck: unrolled, on the stack, several times faster than a factorization
+// at such sizes), larger ones by its PartialPivLU. The matrices split over threads, each tile of
+// them with its own factorization and buffers, made at prepare, so a step allocates nothing (Eigen
+// reuses a decomposition's storage for a matrix of the same order).
 //
-// DetGrad is the cofactor matrix det(x) inv(x)^T; where a pivot is exactly 0 (det 0, inv
-// undefined) each cofactor is the determinant of its minor, as ref does.
+// DetGrad is the cofactor matrix det(x) inv(x)^T; where x is singular (a pivot, or the closed
+// form's determinant, exactly 0) each cofactor is the determinant of its minor, as ref does.
 #include <Eigen/LU>
 
 #include <algorithm>
@@ -62,33 +64,21 @@ struct DetPlan {
 
 RowMajorF32 matrix_at(const float* x, int64_t b, int64_t n) { return RowMajorF32(x + b * n * n, n, n); }
 
-// Factors `m` and calls f(lu, inverse buffer). Orders up to 4 use fixed-size Eigen types (on the
-// stack, their loops unrolled: several times faster than the dynamic ones at such sizes); larger
-// ones the scratch's.
-template <int N, typename F>
-void factored(const RowMajorF32& m, Scratch& s, F&& f) {
-  if constexpr (N == Eigen::Dynamic) {
-    s.lu.compute(m.cast<double>());
-    f(s.lu, s.inverse);
-  } else {
-    Eigen::PartialPivLU<Eigen::Matrix<double, N, N>> lu(m.cast<double>());
-    Eigen::Matrix<double, N, N> inverse;
-    f(lu, inverse);
-  }
-}
-
 template <int N>
 Status det(const KernelCall& c, DetPlan& plan) {
   const float* x = c.in_data<float>(0);
   float* y = c.out_data<float>(0);
   plan.for_each_matrix([&](int64_t b, Scratch& s) {
-    factored<N>(matrix_at(x, b, plan.n), s, [&](const auto& lu, auto&) { y[b] = static_cast<float>(lu.determinant()); });
+    const RowMajorF32 m = matrix_at(x, b, plan.n);
+    if constexpr (N == Eigen::Dynamic) {
+      s.lu.compute(m.cast<double>());
+      y[b] = static_cast<float>(s.lu.determinant());
+    } else {
+      y[b] = static_cast<float>(Eigen::Matrix<double, N, N>(m.cast<double>()).determinant());
+    }
   });
   return Status::ok();
 }
-
-template <typename Lu>
-bool has_zero_pivot(const Lu& lu) { return (lu.matrixLU().diagonal().array() == 0.0).any(); }
 
 // dx[i][j] = dy times the (i, j) cofactor: (-1)^(i+j) det(x without row i and column j).
 void cofactors_from_minors(const RowMajorF32& x, float dy, Scratch& s, float* dx) {
@@ -112,6 +102,14 @@ void cofactors_from_minors(const RowMajorF32& x, float dy, Scratch& s, float* dx
   }
 }
 
+// dx = dy det(x) inv(x)^T.
+template <typename Inverse>
+void scaled_cofactors(const Inverse& inverse, double scale, int64_t n, float* dx) {
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < n; ++j) dx[i * n + j] = static_cast<float>(scale * inverse(j, i));
+  }
+}
+
 template <int N>
 Status det_grad(const KernelCall& c, DetPlan& plan) {
   const int64_t n = plan.n;
@@ -121,17 +119,19 @@ Status det_grad(const KernelCall& c, DetPlan& plan) {
   plan.for_each_matrix([&](int64_t b, Scratch& s) {
     const RowMajorF32 m = matrix_at(x, b, n);
     float* out = dx + b * n * n;
-    factored<N>(m, s, [&](const auto& lu, auto& inverse) {
-      if (has_zero_pivot(lu)) {
-        cofactors_from_minors(m, dy[b], s, out);
-        return;
-      }
-      inverse.noalias() = lu.inverse();
-      const double scale = static_cast<double>(dy[b]) * lu.determinant();
-      for (int64_t i = 0; i < n; ++i) {
-        for (int64_t j = 0; j < n; ++j) out[i * n + j] = static_cast<float>(scale * inverse(j, i));
-      }
-    });
+    if constexpr (N == Eigen::Dynamic) {
+      s.lu.compute(m.cast<double>());
+      if ((s.lu.matrixLU().diagonal().array() == 0.0).any()) return cofactors_from_minors(m, dy[b], s, out);
+      s.inverse.noalias() = s.lu.inverse();
+      scaled_cofactors(s.inverse, static_cast<double>(dy[b]) * s.lu.determinant(), n, out);
+    } else {
+      Eigen::Matrix<double, N, N> inverse;
+      double determinant = 0;
+      bool invertible = false;
+      Eigen::Matrix<double, N, N>(m.cast<double>()).computeInverseAndDetWithCheck(inverse, determinant, invertible, 0.0);
+      if (!invertible) return cofactors_from_minors(m, dy[b], s, out);
+      scaled_cofactors(inverse, static_cast<double>(dy[b]) * determinant, n, out);
+    }
   });
   return Status::ok();
 }
