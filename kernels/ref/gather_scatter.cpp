@@ -1,12 +1,16 @@
-// Reference kernels of the gather_scatter family. Shapes and attributes were checked by the schema;
+// Reference kernels of the gather_scatter family (ScatterNDGrad's walk is kernels/scatter_nd_grad.hpp,
+// which every backend shares). Shapes and attributes were checked by the schema;
 // what only the data can break (an index out of range) is checked here, for every index before
 // anything is written.
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "kernels/params/gather_scatter.hpp"
 #include "kernels/ref/ref_util.hpp"
+#include "kernels/scatter_nd_grad.hpp"
+#include "runtime/prepared_kernel.hpp"
 
 namespace pock {
 namespace {
@@ -202,6 +206,33 @@ Status scatter_nd_bytes(const KernelCall& c, const params::GatherScatterParams& 
   return Status::ok();
 }
 
+// ScatterNDGrad (dy, data, indices, updates): the walk of kernels/scatter_nd_grad.hpp over all
+// columns, with its scratch sized at prepare.
+struct ScatterNDGradState {
+  params::GatherScatterParams p;
+  std::vector<int64_t> offsets, winner;
+  std::vector<double> running;
+  Status prepare(const pock_op_desc& op) {
+    POCK_RETURN_IF_ERROR(params::parse(op, &p));
+    const pock_tensor_desc& indices = op.inputs[2];
+    offsets.resize(static_cast<size_t>(numel(indices) / indices.dims[indices.rank - 1]));
+    winner.resize(static_cast<size_t>(numel(op.inputs[1])));
+    running.resize(winner.size());
+    return Status::ok();
+  }
+};
+
+Status scatter_nd_grad(const KernelCall& c, ScatterNDGradState& s) {
+  const SliceIndexer at(c.in(1), c.in(2), s.p.batch_dims);
+  POCK_RETURN_IF_ERROR(at.check(c));
+  for (int64_t t = 0; t < at.tuples(); ++t) s.offsets[static_cast<size_t>(t)] = at.offset(t);
+  const nd_grad::Walk w{c.in_data<float>(0), c.in_data<float>(1), c.in_data<float>(3), s.offsets.data(), at.tuples(),
+                           at.slice(), c.out_data<float>(0), c.out_data<float>(1), s.running.data(), s.winner.data()};
+  nd_grad::start(w, numel(c.in(1)));
+  nd_grad::columns(w, s.p.reduction, 0, at.slice());
+  return Status::ok();
+}
+
 using ScatterFn = Status (*)(const KernelCall&, const params::GatherScatterParams&);
 
 // Reductions need arithmetic (the schema allows them on f32, i32 and i64); plain writes move bytes.
@@ -232,6 +263,7 @@ void register_ref_gather_scatter(KernelTable& t) {
     t.add(typed_kernel<params::GatherScatterParams, gather_nd>("GatherND", dtype));
     t.add(typed_kernel<params::GatherScatterParams, scatter_nd>("ScatterND", dtype));
   }
+  t.add(prepared_kernel<ScatterNDGradState, scatter_nd_grad>("ScatterNDGrad", DType::kF32));
 }
 
 }  // namespace pock

@@ -196,10 +196,34 @@ TEST_CASE("cpu GatherND and ScatterND match ref on random shapes, batch_dims and
       }
     }
   }
+  // ScatterNDGrad (mul, max, min) on random tuples, repeats likely.
+  for (int trial = 0; trial < 4; ++trial) {
+    const Shape data = random_shape(gen, 3, 1, 5);
+    const int64_t k = random_dim(gen, 1, 3);
+    const Shape idx{random_dim(gen, 1, 6), k};
+    std::vector<int64_t> tuples(static_cast<size_t>(numel(idx)));
+    for (size_t e = 0; e < tuples.size(); ++e) {
+      const int64_t dim = data[e % static_cast<size_t>(k)];
+      tuples[e] = std::uniform_int_distribution<int64_t>(-dim, dim - 1)(gen);
+    }
+    Shape updates{idx[0]};
+    updates.insert(updates.end(), data.begin() + k, data.end());
+    for (const char* reduction : {"mul", "max", "min"}) {
+      INFO("ScatterNDGrad " << reduction << " data " << shape_str(data) << " indices " << shape_str(idx));
+      check_against_ref("cpu", {"ScatterNDGrad", {input(data, ++seed), input(data, ++seed), int64s(idx, tuples), input(updates, ++seed)},
+                                {{"reduction", std::string(reduction)}}});
+    }
+  }
   // Wide slices, split over threads.
   check_against_ref("cpu", {"ScatterND", {input({6, 3000}, ++seed), int64s({5, 1}, {2, -1, 2, 0, 5}), input({5, 3000}, ++seed)},
                             {{"reduction", std::string("add")}}});
   check_against_ref("cpu", {"GatherND", {input({6, 3000}, ++seed), int64s({5, 1}, {2, -1, 2, 0, 5})}});
+  for (const char* reduction : {"mul", "max"}) {
+    check_against_ref("cpu", {"ScatterNDGrad", {input({6, 3000}, ++seed), input({6, 3000}, ++seed), int64s({5, 1}, {2, -1, 2, 0, 5}),
+                                                input({5, 3000}, ++seed)},
+                              {{"reduction", std::string(reduction)}}},
+                      "", 4);
+  }
 }
 
 TEST_CASE("cpu gather_scatter kernels refuse an index out of range with an error naming it", "[ops][cpu][gather_scatter][errors]") {

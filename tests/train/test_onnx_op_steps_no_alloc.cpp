@@ -100,6 +100,12 @@ std::vector<OpModel> trainable_op_models() {
   }
   {
     Graph g;
+    const TensorId data = parameter(g, "data", {4, 5}, 15), updates = parameter(g, "updates", {3, 5}, 16);
+    const TensorId i = g.add_input("i", DType::kI64, {3, 1});
+    models.push_back(one_op("ScatterND", std::move(g), {data, i, updates}, {{"reduction", std::string("max")}}));
+  }
+  {
+    Graph g;
     const TensorId x = parameter(g, "x", {5, 3, 4}, 14), lens = g.add_input("lens", DType::kI64, {3});
     models.push_back(one_op("ReverseSequence", std::move(g), {x, lens}, {}));
   }

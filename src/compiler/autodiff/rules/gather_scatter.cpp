@@ -1,6 +1,7 @@
-// Reverse-mode rules of the gather_scatter family. All are written with the family's own ops: the
-// transpose of an element gather is a scatter-add into zeros, and a scatter's updates receive the
-// output gradient gathered back from where they were written. Indices are integers: no gradient.
+// Reverse-mode rules of the gather_scatter family, written with the family's own ops: the transpose
+// of a gather is a scatter-add into zeros, and a scatter's updates receive the output gradient
+// gathered back from where they were written; ScatterND's value-dependent reductions (mul, max,
+// min) have a backward op of their own, ScatterNDGrad. Indices are integers: no gradient.
 #include <string>
 
 #include "compiler/autodiff/grad_rule.hpp"
@@ -52,31 +53,27 @@ Status scatter_elements(GradContext& ctx) {
 Status gather_nd(GradContext& ctx) { return scatter_back(ctx, "ScatterND", "batch_dims"); }
 
 // ScatterND(data, indices, updates), as ScatterElements but by slice:
-//   d updates = GatherND(dy, indices) for none and add (repeated tuples of none each get the
-//     gradient, as ScatterElements' rule gives them).
-//   d data    = dy with the written slices zeroed (none), dy (add), or dy times the product of the
-//     updates each position received (mul: ScatterND(dy, indices, updates, mul)).
-// mul's updates would need the product of everything else at their position, max / min which
-// value won: refused by name.
+//   none, add: d updates = GatherND(dy, indices) (repeated tuples of none each get the gradient,
+//     as ScatterElements' rule gives them); d data = dy with the written slices zeroed (none), or
+//     dy (add).
+//   mul, max, min: both from ScatterNDGrad, which replays the forward's order of updates (mul: the
+//     product of every other factor; max / min: the first value that won).
 Status scatter_nd(GradContext& ctx) {
-  if (ctx.dy(0) == kNoTensor) return Status::ok();
+  if (ctx.dy(0) == kNoTensor || (!ctx.needs(0) && !ctx.needs(2))) return Status::ok();
   const std::string reduction(ctx.attrs().get_string("reduction", "none"));
-  const bool linear = reduction == "none" || reduction == "add";
-  if (!linear && !(reduction == "mul" && !ctx.needs(2))) {
-    ctx.fail(Status(Code::kUnsupportedOp,
-                    "ScatterND with reduction '" + reduction + "' has no gradient rule" +
-                        (reduction == "mul" ? std::string(" for its updates (only for data)")
-                                            : std::string(" (none and add have one; mul for data only)"))));
+  const int64_t batch_dims = ctx.attrs().get_int("batch_dims", 0);
+  if (reduction == "mul" || reduction == "max" || reduction == "min") {
+    const auto d = ctx.emit("ScatterNDGrad", {ctx.dy(0), ctx.x(0), ctx.x(1), ctx.x(2)}, ctx.attrs());
+    if (d.size() == 2) {
+      if (ctx.needs(0)) ctx.set_dx(0, d[0]);
+      if (ctx.needs(2)) ctx.set_dx(2, d[1]);
+    }
     return ctx.status();
   }
-  const int64_t batch_dims = ctx.attrs().get_int("batch_dims", 0);
   if (ctx.needs(2)) ctx.set_dx(2, ctx.emit1("GatherND", {ctx.dy(0), ctx.x(1)}, {{"batch_dims", batch_dims}}));
   if (!ctx.needs(0)) return ctx.status();
   if (reduction == "add") {
     ctx.set_dx(0, ctx.dy(0));
-  } else if (reduction == "mul") {
-    ctx.set_dx(0, ctx.emit1("ScatterND", {ctx.dy(0), ctx.x(1), ctx.x(2)},
-                            {{"batch_dims", batch_dims}, {"reduction", std::string("mul")}}));
   } else {
     const TensorId zeros = ctx.constant(0.0f, ctx.desc(ctx.x(2)).shape);
     ctx.set_dx(0, ctx.emit1("ScatterND", {ctx.dy(0), ctx.x(1), zeros}, {{"batch_dims", batch_dims}}));
