@@ -11,6 +11,11 @@ if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   set_source_files_properties(${POCK_CPU_BACKEND_SOURCES} PROPERTIES COMPILE_OPTIONS "-fopenmp-simd;-ffp-contract=fast")
 endif()
 
+# Eigen (header-only) factors matrices in kernels/cpu/determinant.cpp: its headers for that file
+# only, not the imported target (an installed pock_runtime must not make apps find Eigen).
+set_property(SOURCE ${PROJECT_SOURCE_DIR}/kernels/cpu/determinant.cpp APPEND
+             PROPERTY INCLUDE_DIRECTORIES $<TARGET_PROPERTY:Eigen3::Eigen,INTERFACE_INCLUDE_DIRECTORIES>)
+
 # pthreadpool without XNNPACK still gives the backend's own loops their threads.
 if(NOT POCK_HAVE_XNNPACK)
   find_library(POCK_PTHREADPOOL_LIBRARY NAMES pthreadpool)

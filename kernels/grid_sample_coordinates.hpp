@@ -75,4 +75,15 @@ inline void cubic_weights(double t, double w[4]) {
   w[3] = far(2 - t);
 }
 
+// d w[k] / dt of cubic_weights' w (bicubic's grid gradient).
+inline void cubic_weight_derivatives(double t, double dw[4]) {
+  const double a = -0.75;
+  auto near = [a](double s) { return (3 * (a + 2) * s - 2 * (a + 3)) * s; };  // d/ds of |s| <= 1
+  auto far = [a](double s) { return (3 * a * s - 10 * a) * s + 8 * a; };      // d/ds of 1 < |s| < 2
+  dw[0] = far(t + 1);
+  dw[1] = near(t);
+  dw[2] = -near(1 - t);
+  dw[3] = -far(2 - t);
+}
+
 }  // namespace pock::grid

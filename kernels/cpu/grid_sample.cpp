@@ -1,14 +1,15 @@
-// cpu kernels of the grid_sample family: GridSample (bilinear, nearest, bicubic) and
-// GridSampleGrad (bilinear, nearest) on f32, with the coordinate mapping every backend shares
+// cpu kernels of the grid_sample family: GridSample and GridSampleGrad (bilinear, nearest, bicubic)
+// on f32, with the coordinate mapping every backend shares
 // (kernels/grid_sample_coordinates.hpp, in double as ref).
 // A sample's taps (pixel offsets in a plane, weights) depend on its grid point only, not on the
 // channel: they are computed once per point and used for every channel, instead of once per
 // (point, channel). Taps outside the input are dropped (they read 0, as in ref).
 //   GridSample: points split over threads in chunks whose taps live on the stack; each chunk then
 //     walks the channels, writing contiguous output rows.
-//   GridSampleGrad: every point's corners go to the backend's scratch (sized at prepare), then dx
-//     is accumulated plane by plane (planes split over threads: no two write one pixel) and dgrid
-//     chunk of points by chunk, summed over channels.
+//   GridSampleGrad: every point's taps (4, or bicubic's 16, with their weights' derivatives against
+//     the grid) go to the backend's scratch (sized at prepare), then dx is accumulated plane by
+//     plane (planes split over threads: no two write one pixel) and dgrid chunk of points by
+//     chunk, summed over channels.
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -68,13 +69,23 @@ struct GridPlan {
   }
 };
 
-// GridSampleGrad (dy, x, grid): every point's Corners live in the backend's scratch during a run.
+// A point's taps for the gradient: plane offsets, weights, and the weights' derivatives against the
+// grid's x and y (d(source)/d(grid) included); K = 4 (bilinear, nearest) or 16 (bicubic).
+template <int K>
+struct GradTaps {
+  int32_t at[K];
+  float w[K], gx[K], gy[K];
+  uint16_t inside;  // bit k: tap k lies in the plane
+};
+
+// GridSampleGrad (dy, x, grid): every point's GradTaps live in the backend's scratch during a run.
 struct GridGradPlan : GridPlan {
   KernelScope* scope = nullptr;
 
   Status prepare(const pock_op_desc& op, KernelScope& kernel_scope) {
     POCK_RETURN_IF_ERROR(GridPlan::prepare(op, 1));
-    POCK_RETURN_IF_ERROR(kernel_scope.reserve_scratch(static_cast<size_t>(n * points) * sizeof(Corners), "GridSampleGrad taps"));
+    const size_t per_point = p.mode == GridSampleMode::kBicubic ? sizeof(GradTaps<16>) : sizeof(GradTaps<4>);
+    POCK_RETURN_IF_ERROR(kernel_scope.reserve_scratch(static_cast<size_t>(n * points) * per_point, "GridSampleGrad taps"));
     scope = &kernel_scope;
     return Status::ok();
   }
@@ -175,39 +186,84 @@ Status grid_sample(const KernelCall& c, GridPlan& g) {
   return Status::ok();
 }
 
-// dgrid of the points [first, first + count) of batch b (bilinear): the weights' derivatives
-// against the tap values, times dy, summed over channels, times d(source)/d(grid).
-void grid_gradient(const KernelCall& c, const GridPlan& g, const Corners* taps, int64_t b, int64_t first, int64_t count) {
+// Bilinear and nearest: the four corners, their weights' slopes against the fractions tx, ty
+// (nearest: none, it is piecewise constant in the grid).
+void grad_taps_of(double gx, double gy, const GridPlan& g, GradTaps<4>& t) {
+  Corners c;
+  corners_of(gx, gy, g, c);
+  const bool nearest = g.p.mode == GridSampleMode::kNearest;
+  t.inside = nearest ? (c.inside & 1) : c.inside;
+  for (int k = 0; k < 4; ++k) {
+    const int oy = k >> 1, ox = k & 1;
+    t.at[k] = c.at[k];
+    t.w[k] = c.w[k];
+    t.gx[k] = nearest ? 0.0f : (ox ? 1.0f : -1.0f) * (oy ? c.ty : 1 - c.ty) * c.dgx;
+    t.gy[k] = nearest ? 0.0f : (oy ? 1.0f : -1.0f) * (ox ? c.tx : 1 - c.tx) * c.dgy;
+  }
+}
+
+// Bicubic: the 4 x 4 taps (padding moves whole taps, so only the unnormalization has a slope).
+void grad_taps_of(double gx, double gy, const GridPlan& g, GradTaps<16>& t) {
+  const GridSampleParams& p = g.p;
+  double dux = 0, duy = 0, d = 0;
+  const double x = grid::unnormalize(gx, g.w, p.align_corners, &dux), y = grid::unnormalize(gy, g.h, p.align_corners, &duy);
+  const double fx = std::floor(x), fy = std::floor(y);
+  double wx[4], wy[4], dwx[4], dwy[4];
+  grid::cubic_weights(x - fx, wx);
+  grid::cubic_weights(y - fy, wy);
+  grid::cubic_weight_derivatives(x - fx, dwx);
+  grid::cubic_weight_derivatives(y - fy, dwy);
+  t.inside = 0;
+  for (int i = 0; i < 4; ++i) {
+    const auto ty = static_cast<int64_t>(grid::pad_coordinate(fy - 1 + i, g.h, p, &d));
+    for (int j = 0; j < 4; ++j) {
+      const auto tx = static_cast<int64_t>(grid::pad_coordinate(fx - 1 + j, g.w, p, &d));
+      const int k = 4 * i + j;
+      const bool inside = ty >= 0 && ty < g.h && tx >= 0 && tx < g.w;
+      t.inside = static_cast<uint16_t>(t.inside | (inside ? 1 << k : 0));
+      t.at[k] = inside ? static_cast<int32_t>(ty * g.w + tx) : 0;
+      t.w[k] = static_cast<float>(wy[i] * wx[j]);
+      t.gx[k] = static_cast<float>(wy[i] * dwx[j] * dux);
+      t.gy[k] = static_cast<float>(dwy[i] * wx[j] * duy);
+    }
+  }
+}
+
+// dgrid of the points [first, first + count) of batch b: the taps' values times dy times their
+// weights' derivatives, summed over taps and channels.
+template <int K>
+void grid_gradient(const KernelCall& c, const GridPlan& g, const GradTaps<K>* taps, int64_t b, int64_t first, int64_t count) {
   double gx[kChunk] = {}, gy[kChunk] = {};
   const int64_t plane = g.h * g.w;
   for (int64_t ch = 0; ch < g.channels; ++ch) {
     const float* x = c.in_data<float>(1) + (b * g.channels + ch) * plane;
     const float* dy = c.in_data<float>(0) + (b * g.channels + ch) * g.points + first;
     for (int64_t q = 0; q < count; ++q) {
-      const Corners& t = taps[q];
-      const double d = dy[q];
-      for (int k = 0; k < 4; ++k) {
+      const GradTaps<K>& t = taps[q];
+      float sx = 0, sy = 0;
+      for (int k = 0; k < K; ++k) {
         if (!(t.inside >> k & 1)) continue;
-        const int oy = k >> 1, ox = k & 1;
-        const double v = x[t.at[k]] * d;
-        gx[q] += (ox ? 1 : -1) * (oy ? t.ty : 1 - t.ty) * v;
-        gy[q] += (oy ? 1 : -1) * (ox ? t.tx : 1 - t.tx) * v;
+        sx += t.gx[k] * x[t.at[k]];
+        sy += t.gy[k] * x[t.at[k]];
       }
+      gx[q] += static_cast<double>(sx) * dy[q];
+      gy[q] += static_cast<double>(sy) * dy[q];
     }
   }
   float* dgrid = c.out_data<float>(1) + (b * g.points + first) * 2;
   for (int64_t q = 0; q < count; ++q) {
-    dgrid[2 * q] = static_cast<float>(gx[q] * taps[q].dgx);
-    dgrid[2 * q + 1] = static_cast<float>(gy[q] * taps[q].dgy);
+    dgrid[2 * q] = static_cast<float>(gx[q]);
+    dgrid[2 * q + 1] = static_cast<float>(gy[q]);
   }
 }
 
-Status grid_sample_grad(const KernelCall& c, GridGradPlan& g) {
-  auto* taps = reinterpret_cast<Corners*>(g.scope->scratch());
+template <int K>
+Status grid_sample_grad_taps(const KernelCall& c, GridGradPlan& g) {
+  auto* taps = reinterpret_cast<GradTaps<K>*>(g.scope->scratch());
   const float* grid = c.in_data<float>(2);
   const size_t all_points = static_cast<size_t>(g.n * g.points);
   parallel_for(g.pool, all_points, balanced_tile(g.pool, all_points, 256), [&](size_t begin, size_t end) {
-    for (size_t q = begin; q < end; ++q) corners_of(grid[2 * q], grid[2 * q + 1], g, taps[q]);
+    for (size_t q = begin; q < end; ++q) grad_taps_of(grid[2 * q], grid[2 * q + 1], g, taps[q]);
   });
   const int64_t plane = g.h * g.w;
   const size_t planes = static_cast<size_t>(g.n * g.channels);
@@ -216,10 +272,10 @@ Status grid_sample_grad(const KernelCall& c, GridGradPlan& g) {
       const int64_t b = static_cast<int64_t>(pl) / g.channels;
       float* dx = c.out_data<float>(0) + static_cast<int64_t>(pl) * plane;
       const float* dy = c.in_data<float>(0) + static_cast<int64_t>(pl) * g.points;
-      const Corners* t = taps + b * g.points;
+      const GradTaps<K>* t = taps + b * g.points;
       std::fill(dx, dx + plane, 0.0f);
       for (int64_t q = 0; q < g.points; ++q) {
-        for (int k = 0; k < 4; ++k) {
+        for (int k = 0; k < K; ++k) {
           if (t[q].inside >> k & 1) dx[t[q].at[k]] += t[q].w[k] * dy[q];
         }
       }
@@ -234,19 +290,19 @@ Status grid_sample_grad(const KernelCall& c, GridGradPlan& g) {
   parallel_for(g.pool, items, balanced_tile(g.pool, items, 1), [&](size_t begin, size_t end) {
     for (size_t item = begin; item < end; ++item) {
       const int64_t b = static_cast<int64_t>(item) / chunks, first = (static_cast<int64_t>(item) % chunks) * kChunk;
-      grid_gradient(c, g, taps + b * g.points + first, b, first, std::min(kChunk, g.points - first));
+      grid_gradient<K>(c, g, taps + b * g.points + first, b, first, std::min(kChunk, g.points - first));
     }
   });
   return Status::ok();
 }
 
+Status grid_sample_grad(const KernelCall& c, GridGradPlan& g) {
+  return g.p.mode == GridSampleMode::kBicubic ? grid_sample_grad_taps<16>(c, g) : grid_sample_grad_taps<4>(c, g);
+}
+
 bool sample_accepts(const pock_op_desc& op) { return planes_fit(op.inputs[0]); }
 
-// Bicubic has no gradient kernel anywhere (the schema refuses it); the rest is checked here.
-bool grad_accepts(const pock_op_desc& op) {
-  GridSampleParams p;
-  return planes_fit(op.inputs[1]) && params::parse(op, &p).is_ok() && p.mode != GridSampleMode::kBicubic;
-}
+bool grad_accepts(const pock_op_desc& op) { return planes_fit(op.inputs[1]); }
 
 }  // namespace
 

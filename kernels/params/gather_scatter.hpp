@@ -14,7 +14,7 @@ enum class ScatterReduction { kNone, kAdd, kMul, kMax, kMin };
 
 struct GatherScatterParams {
   int64_t axis = 0;        // as given; negative counts from the end
-  int64_t batch_dims = 0;  // GatherND: leading axes data and indices share
+  int64_t batch_dims = 0;  // GatherND, ScatterND (pock's, for GatherND's gradient): leading axes data and indices share
   ScatterReduction reduction = ScatterReduction::kNone;
 };
 

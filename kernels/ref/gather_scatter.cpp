@@ -1,12 +1,16 @@
-// Reference kernels of the gather_scatter family. Shapes and attributes were checked by the schema;
+// Reference kernels of the gather_scatter family (ScatterNDGrad's walk is kernels/scatter_nd_grad.hpp,
+// which every backend shares). Shapes and attributes were checked by the schema;
 // what only the data can break (an index out of range) is checked here, for every index before
 // anything is written.
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "kernels/params/gather_scatter.hpp"
 #include "kernels/ref/ref_util.hpp"
+#include "kernels/scatter_nd_grad.hpp"
+#include "runtime/prepared_kernel.hpp"
 
 namespace pock {
 namespace {
@@ -177,7 +181,7 @@ Status gather_nd(const KernelCall& c, const params::GatherScatterParams& p) {
 
 template <typename T>
 Status scatter_nd_typed(const KernelCall& c, const params::GatherScatterParams& p) {
-  const SliceIndexer at(c.in(0), c.in(1), 0);
+  const SliceIndexer at(c.in(0), c.in(1), p.batch_dims);
   POCK_RETURN_IF_ERROR(at.check(c));
   if (c.out(0).data != c.in(0).data) std::memmove(c.out(0).data, c.in(0).data, c.out(0).nbytes);
   const T* updates = c.in_data<T>(2);
@@ -190,8 +194,8 @@ Status scatter_nd_typed(const KernelCall& c, const params::GatherScatterParams& 
   return Status::ok();
 }
 
-Status scatter_nd_bytes(const KernelCall& c, const params::GatherScatterParams&) {
-  const SliceIndexer at(c.in(0), c.in(1), 0);
+Status scatter_nd_bytes(const KernelCall& c, const params::GatherScatterParams& p) {
+  const SliceIndexer at(c.in(0), c.in(1), p.batch_dims);
   POCK_RETURN_IF_ERROR(at.check(c));
   if (c.out(0).data != c.in(0).data) std::memmove(c.out(0).data, c.in(0).data, c.out(0).nbytes);
   const size_t size = dtype_size(static_cast<DType>(c.in(0).dtype));
@@ -199,6 +203,33 @@ Status scatter_nd_bytes(const KernelCall& c, const params::GatherScatterParams&)
   const auto* src = static_cast<const uint8_t*>(c.in(2).data);
   auto* dst = static_cast<uint8_t*>(c.out(0).data);
   for (int64_t t = 0; t < at.tuples(); ++t) std::memcpy(dst + at.offset(t) * size, src + t * bytes, bytes);
+  return Status::ok();
+}
+
+// ScatterNDGrad (dy, data, indices, updates): the walk of kernels/scatter_nd_grad.hpp over all
+// columns, with its scratch sized at prepare.
+struct ScatterNDGradState {
+  params::GatherScatterParams p;
+  std::vector<int64_t> offsets, winner;
+  std::vector<double> running;
+  Status prepare(const pock_op_desc& op) {
+    POCK_RETURN_IF_ERROR(params::parse(op, &p));
+    const pock_tensor_desc& indices = op.inputs[2];
+    offsets.resize(static_cast<size_t>(numel(indices) / indices.dims[indices.rank - 1]));
+    winner.resize(static_cast<size_t>(numel(op.inputs[1])));
+    running.resize(winner.size());
+    return Status::ok();
+  }
+};
+
+Status scatter_nd_grad(const KernelCall& c, ScatterNDGradState& s) {
+  const SliceIndexer at(c.in(1), c.in(2), s.p.batch_dims);
+  POCK_RETURN_IF_ERROR(at.check(c));
+  for (int64_t t = 0; t < at.tuples(); ++t) s.offsets[static_cast<size_t>(t)] = at.offset(t);
+  const nd_grad::Walk w{c.in_data<float>(0), c.in_data<float>(1), c.in_data<float>(3), s.offsets.data(), at.tuples(),
+                           at.slice(), c.out_data<float>(0), c.out_data<float>(1), s.running.data(), s.winner.data()};
+  nd_grad::start(w, numel(c.in(1)));
+  nd_grad::columns(w, s.p.reduction, 0, at.slice());
   return Status::ok();
 }
 
@@ -232,6 +263,7 @@ void register_ref_gather_scatter(KernelTable& t) {
     t.add(typed_kernel<params::GatherScatterParams, gather_nd>("GatherND", dtype));
     t.add(typed_kernel<params::GatherScatterParams, scatter_nd>("ScatterND", dtype));
   }
+  t.add(prepared_kernel<ScatterNDGradState, scatter_nd_grad>("ScatterNDGrad", DType::kF32));
 }
 
 }  // namespace pock

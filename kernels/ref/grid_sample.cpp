@@ -97,8 +97,36 @@ Status grid_sample(const KernelCall& c, const GridSampleParams& p) {
   return Status::ok();
 }
 
-// dx: dy spread onto the taps with the forward weights. dgrid (bilinear): dy times the weights'
-// derivatives against the tap values, times d(source)/dg; nearest's is 0 (piecewise constant).
+// bicubic: dx gets dy times each tap's weight; dgrid dy times the weights' derivatives against the
+// tap values, times d(source)/dg of the unnormalization (the padding moves whole taps: no slope).
+void bicubic_grad(const Plane& in, float* dx, double gx, double gy, double g, const GridSampleParams& p, float* dgrid) {
+  double dux = 0, duy = 0, d = 0;
+  const double x = unnormalize(gx, in.w, p.align_corners, &dux), y = unnormalize(gy, in.h, p.align_corners, &duy);
+  const double fx = std::floor(x), fy = std::floor(y);
+  double wx[4], wy[4], dwx[4], dwy[4];
+  cubic_weights(x - fx, wx);
+  cubic_weights(y - fy, wy);
+  grid::cubic_weight_derivatives(x - fx, dwx);
+  grid::cubic_weight_derivatives(y - fy, dwy);
+  double gix = 0, giy = 0;
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      const auto ty = static_cast<int64_t>(pad_coordinate(fy - 1 + i, in.h, p, &d));
+      const auto tx = static_cast<int64_t>(pad_coordinate(fx - 1 + j, in.w, p, &d));
+      if (!in.inside(ty, tx)) continue;
+      const double v = in.at(ty, tx) * g;
+      dx[ty * in.w + tx] += static_cast<float>(wy[i] * wx[j] * g);
+      gix += wy[i] * dwx[j] * v;
+      giy += dwy[i] * wx[j] * v;
+    }
+  }
+  dgrid[0] += static_cast<float>(gix * dux);
+  dgrid[1] += static_cast<float>(giy * duy);
+}
+
+// dx: dy spread onto the taps with the forward weights. dgrid (bilinear, bicubic): dy times the
+// weights' derivatives against the tap values, times d(source)/dg; nearest's is 0 (piecewise
+// constant).
 Status grid_sample_grad(const KernelCall& c, const GridSampleParams& p) {
   const pock_tensor_desc& x = c.in(1);
   const int64_t h = x.dims[2], w = x.dims[3];
@@ -109,6 +137,7 @@ Status grid_sample_grad(const KernelCall& c, const GridSampleParams& p) {
   std::memset(dgrid, 0, static_cast<size_t>(c.out(1).nbytes));
   for_each_sample(x, c.in(2), [&](int64_t plane, int64_t at, double gx, double gy, int64_t out) {
     const Plane in{c.in_data<float>(1) + plane, h, w};
+    if (p.mode == GridSampleMode::kBicubic) return bicubic_grad(in, dx + plane, gx, gy, dy[out], p, dgrid + at);
     double ddx = 0, ddy = 0;
     const double sx = source_coordinate(gx, w, p, &ddx), sy = source_coordinate(gy, h, p, &ddy);
     const double g = dy[out];

@@ -111,6 +111,13 @@ TEST_CASE("ScatterND writes or reduces whole slices (ONNX's examples)", "[ops][g
   REQUIRE(rows.is_ok());
   CHECK(rows.value()[0].f32() == std::vector<float>{1, 2, 7, 8});
   CHECK_FALSE(infer("ScatterND", {f32({2, 2}), TensorType{DType::kI64, {1, 1}}, f32({2})}, {}).is_ok());
+  // batch_dims 1 (pock's): batch b writes into data[b] at indices[b].
+  auto batched = run_op("ScatterND", {HostTensor::f32({2, 3}, {1, 2, 3, 4, 5, 6}), HostTensor::i64({2, 1}, {2, 0}),
+                                      HostTensor::f32({2}, {7, 8})},
+                        {{"batch_dims", int64_t{1}}});
+  REQUIRE(batched.is_ok());
+  CHECK(batched.value()[0].f32() == std::vector<float>{1, 2, 7, 8, 5, 6});
+  CHECK_FALSE(infer("ScatterND", {f32({2, 3}), TensorType{DType::kI64, {2, 1}}, f32({2, 3})}, {{"batch_dims", int64_t{1}}}).is_ok());
   CHECK_FALSE(infer("GatherND", {f32({2, 2}), TensorType{DType::kI64, {1, 3}}}, {}).is_ok());
 }
 
@@ -180,19 +187,43 @@ TEST_CASE("cpu GatherND and ScatterND match ref on random shapes, batch_dims and
       }
       INFO("data " << shape_str(data) << " indices " << shape_str(idx) << " batch_dims " << batch);
       check_against_ref("cpu", {"GatherND", {input(data, ++seed), int64s(idx, tuples)}, {{"batch_dims", int64_t{batch}}}});
-      if (batch != 0) continue;
+      // batch_dims on ScatterND is pock's own (GatherND's gradient scatters with it).
       Shape updates(idx.begin(), idx.end() - 1);
-      updates.insert(updates.end(), data.begin() + k, data.end());
+      updates.insert(updates.end(), data.begin() + batch + k, data.end());
       for (const char* reduction : kReductions) {
         check_against_ref("cpu", {"ScatterND", {input(data, ++seed), int64s(idx, tuples), input(updates, ++seed)},
-                                  {{"reduction", std::string(reduction)}}});
+                                  {{"reduction", std::string(reduction)}, {"batch_dims", int64_t{batch}}}});
       }
+    }
+  }
+  // ScatterNDGrad (mul, max, min) on random tuples, repeats likely.
+  for (int trial = 0; trial < 4; ++trial) {
+    const Shape data = random_shape(gen, 3, 1, 5);
+    const int64_t k = random_dim(gen, 1, 3);
+    const Shape idx{random_dim(gen, 1, 6), k};
+    std::vector<int64_t> tuples(static_cast<size_t>(numel(idx)));
+    for (size_t e = 0; e < tuples.size(); ++e) {
+      const int64_t dim = data[e % static_cast<size_t>(k)];
+      tuples[e] = std::uniform_int_distribution<int64_t>(-dim, dim - 1)(gen);
+    }
+    Shape updates{idx[0]};
+    updates.insert(updates.end(), data.begin() + k, data.end());
+    for (const char* reduction : {"mul", "max", "min"}) {
+      INFO("ScatterNDGrad " << reduction << " data " << shape_str(data) << " indices " << shape_str(idx));
+      check_against_ref("cpu", {"ScatterNDGrad", {input(data, ++seed), input(data, ++seed), int64s(idx, tuples), input(updates, ++seed)},
+                                {{"reduction", std::string(reduction)}}});
     }
   }
   // Wide slices, split over threads.
   check_against_ref("cpu", {"ScatterND", {input({6, 3000}, ++seed), int64s({5, 1}, {2, -1, 2, 0, 5}), input({5, 3000}, ++seed)},
                             {{"reduction", std::string("add")}}});
   check_against_ref("cpu", {"GatherND", {input({6, 3000}, ++seed), int64s({5, 1}, {2, -1, 2, 0, 5})}});
+  for (const char* reduction : {"mul", "max"}) {
+    check_against_ref("cpu", {"ScatterNDGrad", {input({6, 3000}, ++seed), input({6, 3000}, ++seed), int64s({5, 1}, {2, -1, 2, 0, 5}),
+                                                input({5, 3000}, ++seed)},
+                              {{"reduction", std::string(reduction)}}},
+                      "", 4);
+  }
 }
 
 TEST_CASE("cpu gather_scatter kernels refuse an index out of range with an error naming it", "[ops][cpu][gather_scatter][errors]") {

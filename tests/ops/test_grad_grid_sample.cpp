@@ -43,6 +43,14 @@ TEST_CASE("GridSample gradients match finite differences", "[ops][grad][grid_sam
       }
     }
   }
+  for (const char* padding : {"zeros", "border", "reflection"}) {
+    for (int64_t align : {0, 1}) {
+      DYNAMIC_SECTION("bicubic " << padding << " align_corners " << align) {
+        const Attrs attrs{{"mode", std::string("bicubic")}, {"padding_mode", std::string(padding)}, {"align_corners", align}};
+        CHECK(check_op_gradients("GridSample", {x, grid_for(align != 0)}, attrs, {true, true}));
+      }
+    }
+  }
   SECTION("nearest") {
     const Attrs attrs{{"mode", std::string("nearest")}, {"padding_mode", std::string("zeros")}};
     CHECK(check_op_gradients("GridSample", {x, grid_for(false)}, attrs, {true, true}));

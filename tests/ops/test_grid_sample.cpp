@@ -70,7 +70,9 @@ TEST_CASE("grid_sample shape inference and errors", "[ops][grid_sample][errors]"
   REQUIRE_FALSE(mode.is_ok());
   CHECK(mode.status().message().find("mode") != std::string::npos);
   CHECK_FALSE(infer("GridSample", {f32({1, 1, 2, 2}), f32({1, 1, 1, 2})}, {{"padding_mode", std::string("wrap")}}).is_ok());
-  CHECK_FALSE(infer("GridSampleGrad", {f32({1, 1, 1, 1}), f32({1, 1, 2, 2}), f32({1, 1, 1, 2})}, {{"mode", std::string("bicubic")}})
+  CHECK(infer("GridSampleGrad", {f32({1, 1, 1, 1}), f32({1, 1, 2, 2}), f32({1, 1, 1, 2})}, {{"mode", std::string("bicubic")}})
+            .is_ok());
+  CHECK_FALSE(infer("GridSampleGrad", {f32({1, 1, 1, 1}), f32({1, 1, 2, 2}), f32({1, 1, 1, 2})}, {{"mode", std::string("area")}})
                   .is_ok());
 }
 
@@ -86,7 +88,6 @@ TEST_CASE("cpu GridSample and GridSampleGrad match ref in every mode on random s
         INFO(mode << " " << padding << " align_corners " << align);
         // Grid values reach past [-1, 1] so that padding matters.
         check_against_ref("cpu", {"GridSample", {input(x, ++seed), input(grid, ++seed, -1.4f, 1.4f)}, attrs});
-        if (std::string(mode) == "bicubic") continue;  // no gradient kernel
         const Shape y = {x[0], x[1], grid[1], grid[2]};
         check_against_ref("cpu", {"GridSampleGrad", {input(y, ++seed), input(x, ++seed), input(grid, ++seed, -1.4f, 1.4f)}, attrs});
       }
@@ -98,4 +99,8 @@ TEST_CASE("cpu GridSample and GridSampleGrad match ref in every mode on random s
   check_against_ref("cpu", {"GridSampleGrad",
                             {input({2, 5, 17, 19}, ++seed), input({2, 5, 20, 24}, ++seed), input({2, 17, 19, 2}, ++seed, -1.1f, 1.1f)},
                             bilinear});
+  const Attrs bicubic{{"mode", std::string("bicubic")}, {"padding_mode", std::string("border")}};
+  check_against_ref("cpu", {"GridSampleGrad",
+                            {input({2, 5, 17, 19}, ++seed), input({2, 5, 20, 24}, ++seed), input({2, 17, 19, 2}, ++seed, -1.1f, 1.1f)},
+                            bicubic}, "", 4);
 }

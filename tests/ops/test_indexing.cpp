@@ -1,6 +1,7 @@
 // indexing family: TopK, OneHot and ReverseSequence against ONNX's operator examples and
 // hand-computed cases (ties, negative and out-of-range indices), and their errors; the cpu TopK
-// against ref on random shapes, axes and k, with and without ties.
+// against ref on random shapes, axes and k, with and without ties; the cpu ReverseSequence against
+// ref on random shapes, lengths and both axis orders.
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -130,4 +131,35 @@ TEST_CASE("cpu TopK matches ref on random shapes, axes, k and ties", "[ops][cpu]
   // Many lines of a long inner axis, split over threads.
   check_against_ref("cpu", {"TopK", {input({40, 300}, ++seed)}, {{"k", int64_t{7}}, {"axis", int64_t{1}}}});
   check_against_ref("cpu", {"TopK", {input({300, 40}, ++seed)}, {{"k", int64_t{5}}, {"axis", int64_t{0}}}});
+}
+
+TEST_CASE("cpu ReverseSequence matches ref on random shapes and lengths, time or batch first", "[ops][cpu][indexing]") {
+  std::mt19937 gen(41);
+  uint32_t seed = 900;
+  for (int rank = 2; rank <= 4; ++rank) {
+    for (int64_t time_axis : {0, 1}) {
+      const Shape shape = random_shape(gen, rank, 1, 6);
+      const int64_t batch = shape[static_cast<size_t>(1 - time_axis)], steps = shape[static_cast<size_t>(time_axis)];
+      std::vector<int64_t> lens(static_cast<size_t>(batch));
+      for (int64_t& l : lens) l = random_dim(gen, 0, steps);
+      INFO("x " << shape_str(shape) << " time_axis " << time_axis);
+      check_against_ref("cpu", {"ReverseSequence", {input(shape, ++seed), int64s({batch}, lens)},
+                                {{"time_axis", time_axis}, {"batch_axis", 1 - time_axis}}});
+    }
+  }
+  // Many rows, split over threads; every length from 0 to all steps.
+  std::vector<int64_t> lens(40);
+  for (size_t b = 0; b < lens.size(); ++b) lens[b] = static_cast<int64_t>(b % 31);
+  check_against_ref("cpu", {"ReverseSequence", {input({30, 40, 64}, ++seed), int64s({40}, lens)}, {}}, "", 4);
+  check_against_ref("cpu", {"ReverseSequence", {input({40, 30, 64}, ++seed), int64s({40}, lens)},
+                            {{"time_axis", int64_t{1}}, {"batch_axis", int64_t{0}}}}, "", 4);
+}
+
+TEST_CASE("cpu ReverseSequence refuses a length out of range, naming it", "[ops][cpu][indexing][errors]") {
+  const OpCase c{"ReverseSequence", {input({3, 2, 2}, 1), int64s({2}, {1, 4})}, {}};
+  BoundCase bound = BoundCase::open(c, "cpu");
+  REQUIRE(bound.backend_of(c.op) == "cpu");
+  const Status s = bound.try_infer();
+  REQUIRE_FALSE(s.is_ok());
+  CHECK_THAT(s.message(), Catch::Contains("sequence_lens[1] = 4 is out of range [0, 3]"));
 }

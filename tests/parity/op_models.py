@@ -1,8 +1,9 @@
 """Small models, one per group of ONNX ops that issue 17 added (activations, instance
 normalization, reflect/edge padding, tiling, 1-D pooling, transposed convolution, Resize,
 DepthToSpace / SpaceToDepth, GatherElements, the trigonometric functions and Erf, CumSum, Einsum,
-GridSample, TopK), for tests/parity/run_op_parity.py. Each puts its ops between convolutions, so that
-their gradients flow into trained weights on both sides."""
+GridSample (bilinear, bicubic), ScatterND and Det, TopK), for tests/parity/run_op_parity.py. Each
+puts its ops between convolutions, so that their gradients flow into trained weights on both
+sides."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -115,6 +116,27 @@ class Warped(nn.Module):
     def forward(self, x):
         grid = torch.tanh(self.offsets(x)).permute(0, 2, 3, 1)
         return F.grid_sample(x, grid, mode="bilinear", padding_mode="border", align_corners=False)
+
+
+class WarpedBicubic(Warped):
+    """Warped with bicubic sampling (ONNX GridSample mode bicubic) and reflection padding."""
+
+    def forward(self, x):
+        grid = torch.tanh(self.offsets(x)).permute(0, 2, 3, 1)
+        return F.grid_sample(x, grid, mode="bicubic", padding_mode="reflection", align_corners=True)
+
+
+class IndexPutDet(nn.Module):
+    """Assignment to advanced indices (PyTorch's index_put: ONNX ScatterND) of values read from
+    the input itself, then each channel scaled by the determinant of its top-left 3 x 3 block (ONNX
+    Det): gradients reach the input through the scatter's data and updates and through Det."""
+
+    def forward(self, x):
+        rows, cols = torch.tensor([0, 2, 5, 7, 2]), torch.tensor([1, 4, 4, 6, 3])
+        y = x.clone()
+        y[:, :, rows, cols] = torch.tanh(x[:, :, cols, rows])
+        scale = 1 + 0.1 * torch.tanh(torch.det(x[:, :, :3, :3]))
+        return y * scale[:, :, None, None]
 
 
 class TopChannels(nn.Module):
@@ -302,6 +324,8 @@ def families():
         probe_family("cumsum", nn.Sequential(nn.Conv2d(6, 6, 1), Cumulative(), nn.Tanh()), 3000),
         probe_family("einsum", nn.Sequential(nn.Conv2d(6, 6, 1), Einsummed(), nn.Tanh()), 3100),
         probe_family("grid_sample", nn.Sequential(nn.Conv2d(6, 6, 1), Warped(), nn.Tanh()), 3000),
+        probe_family("grid_sample_bicubic", nn.Sequential(nn.Conv2d(6, 6, 1), WarpedBicubic(), nn.Tanh()), 3000),
+        probe_family("scatter_nd_det", nn.Sequential(nn.Conv2d(6, 6, 1), IndexPutDet(), nn.Tanh()), 3100),
         probe_family("top_k", nn.Sequential(nn.Conv2d(6, 6, 1), TopChannels(), nn.Conv2d(4, 6, 1), nn.Tanh()), 3200),
         # Unrolled at import into Linear / Add / activations per time step (docs/onnx.md, "Recurrent layers").
         recurrent_family("lstm_bidirectional", nn.LSTM(5, 8, batch_first=True, bidirectional=True), 8, 3000),

@@ -1,5 +1,5 @@
 // Training steps through the ONNX ops outside the model zoo — Resize, the gather_scatter ops,
-// GridSample, TopK, Det, RoiAlign — allocate nothing after the first, on the engine's own choice
+// GridSample, TopK, Det, RoiAlign (avg, max), ReverseSequence — allocate nothing after the first, on the engine's own choice
 // of backends (the cpu kernels where it has them) and on ref alone; TfIdfVectorizer (integer
 // tokens, no gradient) is checked in inference. One small model per op with a trainable input,
 // an MSE loss and SGD; global operator new is replaced in this binary (support/counting_new.hpp).
@@ -80,6 +80,35 @@ std::vector<OpModel> trainable_op_models() {
     models.push_back(one_op("RoiAlign", std::move(g), {x, rois, batch},
                             {{"output_height", int64_t{2}}, {"output_width", int64_t{2}}, {"sampling_ratio", int64_t{2}}}));
   }
+  {
+    Graph g;
+    const TensorId x = parameter(g, "x", {1, 2, 6, 6}, 10);
+    const TensorId rois = g.add_input("rois", DType::kF32, {2, 4}), batch = g.add_input("batch", DType::kI64, {2});
+    models.push_back(one_op("RoiAlign", std::move(g), {x, rois, batch},
+                            {{"mode", std::string("max")}, {"output_height", int64_t{2}}, {"output_width", int64_t{2}}}));
+  }
+  {
+    Graph g;
+    const TensorId x = parameter(g, "x", {3, 4, 5}, 11), i = g.add_input("i", DType::kI64, {3, 2, 1});
+    models.push_back(one_op("GatherND", std::move(g), {x, i}, {{"batch_dims", int64_t{1}}}));
+  }
+  {
+    Graph g;
+    const TensorId data = parameter(g, "data", {4, 5}, 12), updates = parameter(g, "updates", {3, 5}, 13);
+    const TensorId i = g.add_input("i", DType::kI64, {3, 1});
+    models.push_back(one_op("ScatterND", std::move(g), {data, i, updates}, {}));
+  }
+  {
+    Graph g;
+    const TensorId data = parameter(g, "data", {4, 5}, 15), updates = parameter(g, "updates", {3, 5}, 16);
+    const TensorId i = g.add_input("i", DType::kI64, {3, 1});
+    models.push_back(one_op("ScatterND", std::move(g), {data, i, updates}, {{"reduction", std::string("max")}}));
+  }
+  {
+    Graph g;
+    const TensorId x = parameter(g, "x", {5, 3, 4}, 14), lens = g.add_input("lens", DType::kI64, {3});
+    models.push_back(one_op("ReverseSequence", std::move(g), {x, lens}, {}));
+  }
   return models;
 }
 
@@ -108,7 +137,7 @@ long steps_allocations(const std::vector<uint8_t>& blob, const char* backend, St
 
 }  // namespace
 
-TEST_CASE("training steps through Resize, gather_scatter, GridSample, TopK, Det and RoiAlign allocate nothing",
+TEST_CASE("training steps through Resize, gather_scatter, GridSample, TopK, Det, RoiAlign and ReverseSequence allocate nothing",
           "[train][alloc]") {
   Recipe recipe;
   recipe.loss.type = "mse";

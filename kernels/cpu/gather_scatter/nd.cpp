@@ -1,5 +1,5 @@
-// cpu kernels of GatherND and ScatterND (f32, i32, i64 data; i32 or i64 indices). One pass over
-// the index tuples checks them (before anything is written, as ref) and turns each into the data
+// cpu kernels of GatherND, ScatterND (f32, i32, i64 data; i32 or i64 indices) and ScatterNDGrad
+// (f32). One pass over the index tuples checks them (before anything is written, as ref) and turns each into the data
 // offset of the slice it addresses, in a table made at prepare; then whole slices move. GatherND's
 // slices split over threads; ScatterND's tuples may repeat, so it applies them in ref's order and
 // splits each slice's span over threads instead (a thread owns the same columns of every slice).
@@ -14,6 +14,7 @@
 #include "kernels/cpu/gather_scatter/scatter_combine.hpp"
 #include "kernels/cpu/thread_pool.hpp"
 #include "kernels/params/gather_scatter.hpp"
+#include "kernels/scatter_nd_grad.hpp"
 #include "runtime/prepared_kernel.hpp"
 
 namespace pock::cpu {
@@ -21,7 +22,8 @@ namespace {
 
 struct SlicePlan {
   params::GatherScatterParams p;
-  int batch = 0;                // leading axes data and indices share (GatherND's batch_dims)
+  int first = 0;                // input of data (ScatterNDGrad's dy comes before it); indices follow it
+  int batch = 0;                // leading axes data and indices share (batch_dims)
   int64_t k = 1;                // axes each tuple indexes
   int64_t slice = 1;            // elements per addressed slice
   int64_t per_batch = 1;        // tuples per batch entry
@@ -31,9 +33,10 @@ struct SlicePlan {
 
   Status prepare(const pock_op_desc& op) {
     POCK_RETURN_IF_ERROR(params::parse(op, &p));
-    const pock_tensor_desc& data = op.inputs[0];
-    const pock_tensor_desc& indices = op.inputs[1];
-    batch = std::string_view(op.op) == "GatherND" ? static_cast<int>(p.batch_dims) : 0;
+    first = std::string_view(op.op) == "ScatterNDGrad" ? 1 : 0;
+    const pock_tensor_desc& data = op.inputs[first];
+    const pock_tensor_desc& indices = op.inputs[first + 1];
+    batch = static_cast<int>(p.batch_dims);
     k = indices.dims[indices.rank - 1];
     slice = dims_product(data, batch + static_cast<int>(k), data.rank);
     batch_elements = dims_product(data, batch, data.rank);
@@ -48,8 +51,8 @@ struct SlicePlan {
 // Checks every tuple and stores the offset of its slice.
 template <typename I>
 Status locate_slices(const KernelCall& c, SlicePlan& plan) {
-  const I* idx = c.in_data<I>(1);
-  const int64_t* dims = c.in(0).dims + plan.batch;
+  const I* idx = c.in_data<I>(plan.first + 1);
+  const int64_t* dims = c.in(plan.first).dims + plan.batch;
   for (size_t t = 0; t < plan.offsets.size(); ++t) {
     const I* tuple = idx + static_cast<int64_t>(t) * plan.k;
     int64_t within = 0;
@@ -105,6 +108,37 @@ Status scatter_nd(const KernelCall& c, SlicePlan& plan) {
   return Status::ok();
 }
 
+// ScatterNDGrad (dy, data, indices, updates): kernels/scatter_nd_grad.hpp's walk, the slices'
+// columns split over threads as ScatterND splits them.
+struct ScatterNDGradPlan : SlicePlan {
+  std::vector<int64_t> winner;
+  std::vector<double> running;
+  Status prepare(const pock_op_desc& op) {
+    POCK_RETURN_IF_ERROR(SlicePlan::prepare(op));
+    winner.resize(static_cast<size_t>(numel(op.inputs[1])));
+    running.resize(winner.size());
+    return Status::ok();
+  }
+};
+
+template <typename I>
+Status scatter_nd_grad(const KernelCall& c, ScatterNDGradPlan& plan) {
+  POCK_RETURN_IF_ERROR(locate_slices<I>(c, plan));
+  const nd_grad::Walk w{c.in_data<float>(0), c.in_data<float>(1), c.in_data<float>(3), plan.offsets.data(),
+                           static_cast<int64_t>(plan.offsets.size()), plan.slice, c.out_data<float>(0), c.out_data<float>(1),
+                           plan.running.data(), plan.winner.data()};
+  nd_grad::start(w, numel(c.in(1)));
+  const size_t span = static_cast<size_t>(plan.slice);
+  parallel_for(plan.pool, span, balanced_tile(plan.pool, span, 1024), [&](size_t begin, size_t end) {
+    nd_grad::columns(w, plan.p.reduction, static_cast<int64_t>(begin), static_cast<int64_t>(end));
+  });
+  return Status::ok();
+}
+
+Status scatter_nd_grad_any(const KernelCall& c, ScatterNDGradPlan& plan) {
+  return c.in(2).dtype == POCK_I32 ? scatter_nd_grad<int32_t>(c, plan) : scatter_nd_grad<int64_t>(c, plan);
+}
+
 using SliceFn = Status (*)(const KernelCall&, SlicePlan&);
 
 template <SliceFn I32, SliceFn I64>
@@ -113,7 +147,7 @@ Status by_index_type(const KernelCall& c, SlicePlan& plan) {
 }
 
 bool accepts(const pock_op_desc& op) {
-  const pock_tensor_desc& indices = op.inputs[1];
+  const pock_tensor_desc& indices = op.inputs[std::string_view(op.op) == "ScatterNDGrad" ? 2 : 1];
   return (indices.dtype == POCK_I32 || indices.dtype == POCK_I64) && indices.rank >= 1 && indices.dims[indices.rank - 1] >= 1;
 }
 
@@ -127,6 +161,7 @@ void add_kernels(KernelTable& t, DType dtype) {
 
 void register_gather_scatter_nd(KernelTable& t) {
   add_kernels<float>(t, DType::kF32);
+  t.add(prepared_kernel<ScatterNDGradPlan, scatter_nd_grad_any>("ScatterNDGrad", DType::kF32, kCpuScore, accepts));
   add_kernels<int32_t>(t, DType::kI32);
   add_kernels<int64_t>(t, DType::kI64);
 }

@@ -108,19 +108,46 @@ Status gather_nd(InferContext& ctx) {
   return Status::ok();
 }
 
-// updates: indices.shape[:-1] + data.shape[k:]; output: data's type.
+// updates: indices.shape[:-1] + data.shape[batch_dims + k:]; output: data's type. batch_dims is
+// not ONNX's (its ScatterND has none): GatherND's gradient scatters with GatherND's batch_dims.
 Status scatter_nd(InferContext& ctx) {
   const TensorType& data = ctx.in(0);
   const Shape& idx = ctx.in(1).shape;
-  POCK_ASSIGN_OR_RETURN(int64_t k, check_nd_indices(ctx, data.shape, ctx.in(1), 0));
+  const int64_t batch = ctx.attrs->get_int("batch_dims", 0);
+  POCK_ASSIGN_OR_RETURN(int64_t k, check_nd_indices(ctx, data.shape, ctx.in(1), batch));
   Shape want(idx.begin(), idx.end() - 1);
-  want.insert(want.end(), data.shape.begin() + k, data.shape.end());
+  want.insert(want.end(), data.shape.begin() + batch + k, data.shape.end());
   if (ctx.in(2).dtype != data.dtype || ctx.in(2).shape != want) {
     return ctx.shape_error("updates must be " + std::string(dtype_name(data.dtype)) + " " + shape_str(want) + ", got " +
                            dtype_name(ctx.in(2).dtype) + " " + shape_str(ctx.in(2).shape));
   }
   POCK_RETURN_IF_ERROR(check_reduction(ctx, data.dtype));
   return schema::same_as_first(ctx);
+}
+
+// (dy, data, indices, updates) -> (d data, d updates) of a ScatterND with reduction mul, max or min,
+// whose gradients depend on the values each position met; f32 only (gradients).
+Status scatter_nd_grad(InferContext& ctx) {
+  const TensorType& data = ctx.in(1);
+  if (data.dtype != DType::kF32 || ctx.in(0).dtype != DType::kF32 || ctx.in(0).shape != data.shape) {
+    return ctx.shape_error("dy must be f32 " + shape_str(data.shape) + " like data, got " + dtype_name(ctx.in(0).dtype) +
+                           " " + shape_str(ctx.in(0).shape));
+  }
+  const int64_t batch = ctx.attrs->get_int("batch_dims", 0);
+  const Shape& idx = ctx.in(2).shape;
+  POCK_ASSIGN_OR_RETURN(int64_t k, check_nd_indices(ctx, data.shape, ctx.in(2), batch));
+  Shape want(idx.begin(), idx.end() - 1);
+  want.insert(want.end(), data.shape.begin() + batch + k, data.shape.end());
+  if (ctx.in(3).dtype != DType::kF32 || ctx.in(3).shape != want) {
+    return ctx.shape_error("updates must be f32 " + shape_str(want) + ", got " + dtype_name(ctx.in(3).dtype) + " " +
+                           shape_str(ctx.in(3).shape));
+  }
+  const std::string reduction(ctx.attrs->get_string("reduction", "none"));
+  if (reduction != "mul" && reduction != "max" && reduction != "min") {
+    return ctx.error("reduction must be mul, max or min (none and add need no values), got '" + reduction + "'");
+  }
+  ctx.outputs = {data, ctx.in(3)};
+  return Status::ok();
 }
 
 }  // namespace
@@ -138,7 +165,10 @@ void register_gather_scatter_schemas(SchemaRegistry& r) {
       "batch_dims shared leading axes)");
   add(r, "ScatterND", 3, 3, 1, 1, scatter_nd,
       "y = data, then y[indices[i..., :]] = updates[i...] (a slice each), or combined by reduction add / mul / max / "
-      "min; entries apply in order");
+      "min; entries apply in order. batch_dims (pock's, for GatherND's gradient): leading axes data and indices share");
+  add(r, "ScatterNDGrad", 4, 4, 2, 2, scatter_nd_grad,
+      "backward of ScatterND with reduction mul / max / min: (dy, data, indices, updates) -> (d data, d updates); "
+      "mul: dy times the product of every other factor at the position; max / min: dy to the first value that won");
 }
 
 }  // namespace pock

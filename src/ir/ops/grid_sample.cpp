@@ -46,9 +46,6 @@ Status grid_sample_grad(InferContext& ctx) {
   if (ctx.in(0).dtype != DType::kF32 || ctx.in(0).shape != out) {
     return ctx.shape_error("dy must be f32 " + shape_str(out) + ", got " + shape_str(ctx.in(0).shape));
   }
-  if (ctx.attrs->get_string("mode", "bilinear") == "bicubic" || ctx.attrs->get_string("mode", "bilinear") == "cubic") {
-    return ctx.error("bicubic sampling has no gradient kernel (bilinear and nearest have)");
-  }
   ctx.outputs = {ctx.in(1), ctx.in(2)};
   return Status::ok();
 }
@@ -61,7 +58,7 @@ void register_grid_sample_schemas(SchemaRegistry& r) {
       "y[n, c, h, w] = x[n, c] sampled at grid[n, h, w] = (x, y) in [-1, 1]; mode bilinear / nearest / bicubic, "
       "padding_mode zeros / border / reflection, align_corners, as ONNX (and torch grid_sample)");
   add(r, "GridSampleGrad", 3, 3, 2, 2, grid_sample_grad,
-      "backward of GridSample (bilinear, nearest): (dy, x, grid) -> (dx, dgrid); nearest's dgrid is 0");
+      "backward of GridSample (every mode): (dy, x, grid) -> (dx, dgrid); nearest's dgrid is 0");
 }
 
 }  // namespace pock

@@ -39,13 +39,14 @@ Status roi_align(InferContext& ctx) {
   return Status::ok();
 }
 
-// (dy, x, rois, batch_indices) -> dx; x is read for its shape only.
+// (dy, x, rois, batch_indices) -> dx; x is read for its shape (avg) and for each bin's winner (max).
 Status roi_align_grad(InferContext& ctx) {
   POCK_ASSIGN_OR_RETURN(Shape out, pooled_shape(ctx, ctx.in(1), ctx.in(2), ctx.in(3)));
   if (ctx.in(0).dtype != DType::kF32 || ctx.in(0).shape != out) {
     return ctx.shape_error("dy must be f32 " + shape_str(out) + ", got " + shape_str(ctx.in(0).shape));
   }
-  if (ctx.attrs->get_string("mode", "avg") != "avg") return ctx.error("only mode avg has a gradient kernel");
+  const std::string mode(ctx.attrs->get_string("mode", "avg"));
+  if (mode != "avg" && mode != "max") return ctx.error("mode must be avg or max, got '" + mode + "'");
   ctx.outputs = {ctx.in(1)};
   return Status::ok();
 }
@@ -59,8 +60,8 @@ void register_roi_align_schemas(SchemaRegistry& r) {
       "bin the avg (or max) of bilinear samples, as ONNX RoiAlign (spatial_scale, sampling_ratio, "
       "coordinate_transformation_mode)");
   add(r, "RoiAlignGrad", 4, 4, 1, 1, roi_align_grad,
-      "backward of RoiAlign (avg) with respect to x: (dy, x, rois, batch_indices) -> dx, dy spread with the "
-      "sampling weights");
+      "backward of RoiAlign with respect to x: (dy, x, rois, batch_indices) -> dx, dy spread with the "
+      "sampling weights (avg) or given to each bin's winning corner times its weight (max)");
 }
 
 }  // namespace pock

@@ -1,7 +1,5 @@
 // Reverse-mode rule of the grid_sample family: one backward op gives both gradients, since both
 // walk the same taps of every sample.
-#include <string>
-
 #include "compiler/autodiff/grad_rule.hpp"
 
 namespace pock {
@@ -9,12 +7,6 @@ namespace {
 
 Status grid_sample(GradContext& ctx) {
   if (ctx.dy(0) == kNoTensor || (!ctx.needs(0) && !ctx.needs(1))) return Status::ok();
-  const std::string mode(ctx.attrs().get_string("mode", "bilinear"));
-  if (mode == "bicubic" || mode == "cubic") {
-    ctx.fail(Status(Code::kUnsupportedOp, "GridSample with mode '" + mode +
-                                              "' has no gradient rule (bilinear and nearest have)"));
-    return ctx.status();
-  }
   const auto d = ctx.emit("GridSampleGrad", {ctx.dy(0), ctx.x(0), ctx.x(1)}, ctx.attrs());
   if (d.size() == 2) {
     if (ctx.needs(0)) ctx.set_dx(0, d[0]);
