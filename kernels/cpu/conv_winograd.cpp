@@ -1,8 +1,12 @@
 // Winograd F(4x4,3x3) convolutions (conv_winograd.hpp). One run: the weight's transform U
-// [36][O][C] (unless it was made at prepare), the input's V [36][C][T] over all T tiles of the
+// [36][O][C] (unless it was made at prepare), the input's V [C][36][T] over all T tiles of the
 // batch, the 36 products M[xi] = U[xi] V[xi] through parallel_sgemm_batch, and the output
-// transform of M [36][O][T] back to NCHW with the bias and activation. Tile t = (n * tiles_h + ty)
+// transform of M [O][36][T] back to NCHW with the bias and activation. Tile t = (n * tiles_h + ty)
 // * tiles_w + tx, so that one channel's tiles of one tile row are contiguous in V and M.
+// V and M keep a channel's 36 rows together, which the GEMMs read through a row stride of 36 T:
+// with [36][C][T] each transform call touched 36 rows megabytes apart, and its loads and stores
+// missed the caches (half of the 64-channel layer's time); together, a channel's rows stay in L2
+// while its transform runs.
 #include "kernels/cpu/conv_winograd.hpp"
 
 #include <atomic>
@@ -49,11 +53,14 @@ struct Plan {
   bool rotate_swap = false;  // the input gradient's weight (winograd::weight_row)
 
   int64_t tiles() const { return batch * tiles_h * tiles_w; }
+  // The row stride of V and M: the row transforms write and read whole vectors of
+  // kTilesPerCall tiles (conv_winograd_transforms.hpp), which may run past a row's last tile.
+  int64_t row_stride() const { return (tiles() + 2 * winograd::kTilesPerCall - 1) / winograd::kTilesPerCall * winograd::kTilesPerCall; }
   // Calls of the row transforms per (channel, image, tile row).
   int64_t chunks_w() const { return (tiles_w + winograd::kTilesPerCall - 1) / winograd::kTilesPerCall; }
   size_t u_floats() const { return static_cast<size_t>(winograd::kElements * out_channels * in_channels); }
-  size_t v_floats() const { return static_cast<size_t>(winograd::kElements * in_channels * tiles()); }
-  size_t m_floats() const { return static_cast<size_t>(winograd::kElements * out_channels * tiles()); }
+  size_t v_floats() const { return static_cast<size_t>(winograd::kElements * in_channels * row_stride()); }
+  size_t m_floats() const { return static_cast<size_t>(winograd::kElements * out_channels * row_stride()); }
 };
 
 Plan plan_of(const ConvGeometry& g, ConvDirection direction) {
@@ -154,48 +161,50 @@ class WinogradConv final : public ConvKernel {
     return Status::ok();
   }
 
-  // Work items of the row transforms: (channel, image, tile row, chunk of kTilesPerCall tiles).
+  // The row transforms over one channel's planes, channels split over the pool. A channel's tile
+  // chunks run in order, so that the spare lanes each call writes past its chunk land on tiles
+  // the next call writes again, or in the row's padding (Plan::row_stride).
   template <typename Body>
-  void for_each_chunk(int64_t channels, const Body& body) const {
-    const int64_t rows = p_.batch * p_.tiles_h, chunks = p_.chunks_w();
-    const size_t n = static_cast<size_t>(channels * rows * chunks);
-    parallel_for(pool_, n, balanced_tile(pool_, n, 8), [&](size_t begin, size_t end) {
-      for (size_t i = begin; i < end; ++i) {
-        const int64_t item = static_cast<int64_t>(i);
-        const int64_t chunk = item % chunks, row = item / chunks % rows, channel = item / chunks / rows;
-        const int64_t tx0 = chunk * winograd::kTilesPerCall;
-        const int64_t count = std::min(winograd::kTilesPerCall, p_.tiles_w - tx0);
-        body(channel, row / p_.tiles_h, row % p_.tiles_h, tx0, count, row * p_.tiles_w + tx0);
+  void for_each_channel(int64_t channels, const Body& body) const {
+    const size_t n = static_cast<size_t>(channels);
+    parallel_for(pool_, n, balanced_tile(pool_, n, 4), [&](size_t begin, size_t end) {
+      for (size_t c = begin; c < end; ++c) {
+        for (int64_t row = 0; row < p_.batch * p_.tiles_h; ++row) {
+          for (int64_t tx0 = 0; tx0 < p_.tiles_w; tx0 += winograd::kTilesPerCall) {
+            const int64_t count = std::min(winograd::kTilesPerCall, p_.tiles_w - tx0);
+            body(static_cast<int64_t>(c), row / p_.tiles_h, row % p_.tiles_h, tx0, count, row * p_.tiles_w + tx0);
+          }
+        }
       }
     });
   }
 
   void transform_input(const float* x, float* v) const {
-    const int64_t t = p_.tiles(), stride = p_.in_channels * t;
-    for_each_chunk(p_.in_channels, [&](int64_t c, int64_t n, int64_t ty, int64_t tx0, int64_t count, int64_t tile) {
+    const int64_t t = p_.row_stride();
+    for_each_channel(p_.in_channels, [&](int64_t c, int64_t n, int64_t ty, int64_t tx0, int64_t count, int64_t tile) {
       const float* plane = x + (n * p_.in_channels + c) * p_.in_h * p_.in_w;
-      winograd::input_tiles({plane, p_.in_h, p_.in_w, p_.pad_top, p_.pad_left, ty, tx0, count}, v + c * t + tile,
-                            stride);
+      winograd::input_tiles({plane, p_.in_h, p_.in_w, p_.pad_top, p_.pad_left, ty, tx0, count},
+                            v + c * winograd::kElements * t + tile, t);
     });
   }
 
   void multiply(const float* u, const float* v, float* m) const {
-    const int64_t o = p_.out_channels, c = p_.in_channels, t = p_.tiles();
+    const int64_t o = p_.out_channels, c = p_.in_channels, t = p_.row_stride();
     parallel_sgemm_batch(pool_, winograd::kElements, [&](int64_t xi) {
       SgemmCall call;
-      call.m = o, call.n = t, call.k = c;
+      call.m = o, call.n = p_.tiles(), call.k = c;
       call.a = u + xi * o * c, call.lda = c;
-      call.b = v + xi * c * t, call.ldb = t;
-      call.c = m + xi * o * t, call.ldc = t;
+      call.b = v + xi * t, call.ldb = winograd::kElements * t;
+      call.c = m + xi * t, call.ldc = winograd::kElements * t;
       return call;
     });
   }
 
   void transform_output(const float* m, const float* bias, float* y) const {
-    const int64_t t = p_.tiles(), stride = p_.out_channels * t;
-    for_each_chunk(p_.out_channels, [&](int64_t o, int64_t n, int64_t ty, int64_t tx0, int64_t count, int64_t tile) {
+    const int64_t t = p_.row_stride();
+    for_each_channel(p_.out_channels, [&](int64_t o, int64_t n, int64_t ty, int64_t tx0, int64_t count, int64_t tile) {
       float* plane = y + (n * p_.out_channels + o) * p_.out_h * p_.out_w;
-      winograd::output_tiles(m + o * t + tile, stride,
+      winograd::output_tiles(m + o * winograd::kElements * t + tile, t,
                              {plane, p_.out_h, p_.out_w, ty, tx0, count, bias ? bias[o] : 0.0f, clamp_});
     });
   }

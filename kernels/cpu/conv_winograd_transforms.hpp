@@ -30,7 +30,9 @@ void weight_row(const float* w, int64_t r, int64_t rows, int64_t cols, bool rota
 
 // One channel plane's tiles (ty, tx0 + i) for i in [0, count), count <= kTilesPerCall:
 // v[xi * v_stride + i] = (B^T d B)[xi], d the 6x6 input window at row 4 ty - pad_top and column
-// 4 (tx0 + i) - pad_left of the h x w plane `x`, zero outside it.
+// 4 (tx0 + i) - pad_left of the h x w plane `x`, zero outside it. Writes all kTilesPerCall lanes
+// of each v row: the lanes from `count` on get values of no use, which the caller either
+// overwrites later (the next tiles of the same row) or leaves in padding after the row.
 struct InputTiles {
   const float* x;
   int64_t h, w, pad_top, pad_left;
@@ -40,7 +42,8 @@ void input_tiles(const InputTiles& in, float* v, int64_t v_stride);
 
 // The inverse for one output channel plane: rows 4 ty .. 4 ty + 3 and columns 4 (tx0 + i) ..
 // 4 (tx0 + i) + 3 of the out_h x out_w plane `y` (clipped to it) = clamp(bias + (A^T M A)), where
-// M[xi] = m[xi * m_stride + i].
+// M[xi] = m[xi * m_stride + i]. Reads all kTilesPerCall lanes of each m row (the lanes from
+// `count` on are dropped), so each row needs kTilesPerCall - count readable floats after it.
 struct OutputTiles {
   float* y;
   int64_t out_h, out_w;
