@@ -20,6 +20,7 @@
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/thread_pool.hpp"
 #ifdef POCK_HAVE_OPENBLAS
+#include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/parallel_sgemm.hpp"
 #endif
 
@@ -44,18 +45,28 @@ Choice choice_from_environment() {
 std::atomic<Choice> forced{choice_from_environment()};
 std::atomic<int> made{0};
 
+#ifdef POCK_HAVE_OPENBLAS
+
 // The convolution the transforms compute: the forward one, or the input gradient's equivalent
 // (dy in, dx out, padding 2 - pad; conv_winograd.hpp).
 struct Plan {
   int64_t batch = 0, in_channels = 0, in_h = 0, in_w = 0, out_channels = 0, out_h = 0, out_w = 0;
   int64_t pad_top = 0, pad_left = 0;
   int64_t tiles_h = 0, tiles_w = 0;
-  bool rotate_swap = false;  // the input gradient's weight (winograd::weight_row)
+  // The input gradient's: U holds the rotated kernels in w's own [O][C] order, which the GEMMs
+  // read transposed (winograd::weight_row).
+  bool rotate_swap = false;
+  // U's rows: w's output channels (out_channels forward, in_channels for the input gradient).
+  int64_t weight_rows() const { return rotate_swap ? in_channels : out_channels; }
+  int64_t weight_cols() const { return rotate_swap ? out_channels : in_channels; }
 
   int64_t tiles() const { return batch * tiles_h * tiles_w; }
   // The row stride of V and M: the row transforms write and read whole vectors of
   // kTilesPerCall tiles (conv_winograd_transforms.hpp), which may run past a row's last tile.
-  int64_t row_stride() const { return (tiles() + 2 * winograd::kTilesPerCall - 1) / winograd::kTilesPerCall * winograd::kTilesPerCall; }
+  int64_t row_stride() const {
+    constexpr int64_t kLanes = winograd::kTilesPerCall;
+    return (tiles() + 2 * kLanes - 1) / kLanes * kLanes;
+  }
   // Calls of the row transforms per (channel, image, tile row).
   int64_t chunks_w() const { return (tiles_w + winograd::kTilesPerCall - 1) / winograd::kTilesPerCall; }
   size_t u_floats() const { return static_cast<size_t>(winograd::kElements * out_channels * in_channels); }
@@ -81,30 +92,35 @@ Plan plan_of(const ConvGeometry& g, ConvDirection direction) {
   return p;
 }
 
-// The speed rule: Winograd where it measured faster than the backend's other ways
-// (filled in from the measurements in docs/ops.md).
-bool rule(const Plan& p) {
-  return p.in_channels >= 32 && p.out_channels >= 32 && p.out_h * p.out_w >= 64;
-}
+// The speed rule: Winograd where it measured faster than the backend's other ways, on one core of
+// the benchmark machine (AMD EPYC, AVX-512; benchmarks/conv_winograd_bench.cpp, ResNet-18's 3x3
+// layers at 128x128, batch 8, frozen weights; median of 3, machine shared with other builds, load
+// 6-9), direct-convolution GFLOP per CPU second, forward / input gradient:
+//   64 ch at 32x32:   Winograd 134 / 144, other ways  99 / 102  (oneDNN's Winograd 236 / 221)
+//   128 ch at 16x16:  Winograd 162 / 169, other ways 105 / 105  (oneDNN 218 / 208)
+//   256 ch at 8x8:    Winograd 126 / 119, other ways  75 /  79  (oneDNN 154 / 143)
+//   512 ch at 4x4:    Winograd  49 /  44, other ways  54 /  38  (oneDNN's direct 110 / 94)
+// On a 4x4 plane each tile's 6x6 input is mostly padding, and with one tile per image the 36
+// GEMMs have 8 columns: Winograd no longer pays. Fewer than 64 channels were not measured.
+bool rule(const Plan& p) { return p.in_channels >= 64 && p.out_channels >= 64 && p.out_h * p.out_w >= 64; }
 
 // A frozen weight's transform kept from prepare on. Bounded: U is four times the weight, and
 // ResNet-18's sparse scheme freezes every weight, so keeping all of them (forward and input
-// gradient) would add ~90 MB to its footprint; above the bound U is made per run in scratch
-// (at 256 channels that costs under a tenth of the convolution).
+// gradient) would add ~75 MB to its footprint (the 4 MiB bound keeps layers 1-2's, 19 MB), and
+// its peak RSS must stay under a quarter of PyTorch's full BP; above the bound U is made per run
+// in scratch (at 256 channels a small part of the convolution's time).
 constexpr size_t kFrozenTransformMaxBytes = size_t{4} << 20;
 
 struct FrozenTransform {
   std::vector<float> u;
 };
 
-#ifdef POCK_HAVE_OPENBLAS
-
 // All rows of U from the weight w, rows split over the pool.
 void transform_weight(const Plan& p, const float* w, float* u, pthreadpool_t pool) {
-  const size_t rows = static_cast<size_t>(p.out_channels);
+  const size_t rows = static_cast<size_t>(p.weight_rows());
   parallel_for(pool, rows, balanced_tile(pool, rows, 4), [&](size_t begin, size_t end) {
     for (size_t r = begin; r < end; ++r) {
-      winograd::weight_row(w, static_cast<int64_t>(r), p.out_channels, p.in_channels, p.rotate_swap, u);
+      winograd::weight_row(w, static_cast<int64_t>(r), p.weight_rows(), p.weight_cols(), p.rotate_swap, u);
     }
   });
 }
@@ -193,7 +209,8 @@ class WinogradConv final : public ConvKernel {
     parallel_sgemm_batch(pool_, winograd::kElements, [&](int64_t xi) {
       SgemmCall call;
       call.m = o, call.n = p_.tiles(), call.k = c;
-      call.a = u + xi * o * c, call.lda = c;
+      call.transpose_a = p_.rotate_swap;
+      call.a = u + xi * o * c, call.lda = p_.weight_cols();
       call.b = v + xi * t, call.ldb = winograd::kElements * t;
       call.c = m + xi * t, call.ldc = winograd::kElements * t;
       return call;
@@ -232,13 +249,14 @@ std::unique_ptr<ConvKernel> make_winograd_conv_by_rule(const pock_op_desc& op, c
                                                        ConvDirection direction, KernelScope& scope, Status* status) {
   *status = Status::ok();
 #ifndef POCK_HAVE_OPENBLAS
-  (void)op, (void)direction, (void)scope;
+  (void)op, (void)g, (void)direction, (void)scope;
   return nullptr;  // the 36 products need OpenBLAS's sgemm
 #else
   if (!winograd_conv_takes(g)) return nullptr;
   const Plan p = plan_of(g, direction);
   const Choice c = forced.load();
   if (c == Choice::kNever || (c == Choice::kByRule && !rule(p))) return nullptr;
+  configure_blas_threads(op.num_threads);  // each of the 36 products on one OpenBLAS thread
   std::unique_ptr<WinogradConv> conv;
   try {
     conv = std::make_unique<WinogradConv>(p, direction == ConvDirection::kForward, g, op.num_threads, scope);

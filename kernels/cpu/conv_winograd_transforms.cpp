@@ -70,10 +70,10 @@ POCK_SIMD_INLINE Four at_times(float m0, float m1, float m2, float m3, float m4,
 
 // The kernel's taps are read with a run-time stride even where it is 9: GCC vectorizes a
 // constant stride of 9 (an interleaved group of 9) not at all, a variable one by gathers.
-POCK_SIMD_CLONES void weight_row(const float* w, int64_t r, int64_t rows, int64_t cols, bool rotate_swap, float* u) {
+POCK_SIMD_CLONES void weight_row(const float* w, int64_t r, int64_t rows, int64_t cols, bool rotate, float* u) {
   const int64_t plane = rows * cols;
-  const float* base = rotate_swap ? w + r * 9 + 8 : w + r * cols * 9;
-  const int64_t stride = rotate_swap ? rows * 9 : 9, step = rotate_swap ? -1 : 1;
+  const float* base = w + r * cols * 9 + (rotate ? 8 : 0);
+  const int64_t stride = 9, step = rotate ? -1 : 1;
   float* out = u + r * cols;
   POCK_WINOGRAD_IVDEP
   for (int64_t c = 0; c < cols; ++c) {

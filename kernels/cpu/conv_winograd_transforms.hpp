@@ -23,10 +23,10 @@ constexpr int64_t kElements = kInputTile * kInputTile;
 constexpr int64_t kTilesPerCall = 16;
 
 // u[xi * rows * cols + r * cols + c] = (G g G^T)[xi] for the 3x3 kernel g of row r and column c in
-// [0, cols), for one row r. The kernel is w[(r * cols + c) * 9 + tap] (an OIHW weight, rows are its
-// output channels), or with `rotate_swap` the input gradient's equivalent kernel: w rotated by 180
-// degrees with its two channel axes swapped, g(r, c)[tap] = w[(c * rows + r) * 9 + 8 - tap].
-void weight_row(const float* w, int64_t r, int64_t rows, int64_t cols, bool rotate_swap, float* u);
+// [0, cols), for one row r of an OIHW weight w [rows, cols, 3, 3]: g = w[r, c], or with `rotate`
+// w[r, c] rotated by 180 degrees (the input gradient's kernel, whose GEMMs then read U
+// transposed: the channel axes swap there, not here, so that both read w alike).
+void weight_row(const float* w, int64_t r, int64_t rows, int64_t cols, bool rotate, float* u);
 
 // One channel plane's tiles (ty, tx0 + i) for i in [0, count), count <= kTilesPerCall:
 // v[xi * v_stride + i] = (B^T d B)[xi], d the 6x6 input window at row 4 ty - pad_top and column
