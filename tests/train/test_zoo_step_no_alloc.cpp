@@ -62,6 +62,15 @@ void check_steps_allocate_nothing(const std::string& what, Result<Graph> graph, 
   }
 }
 
+ResNetConfig small_resnet() {
+  ResNetConfig rn;
+  rn.batch = 2;
+  rn.resolution = 32;
+  rn.num_classes = 10;
+  rn.width = 8;
+  return rn;
+}
+
 }  // namespace
 
 TEST_CASE("training steps of the zoo's model families allocate nothing", "[train][alloc]") {
@@ -72,12 +81,7 @@ TEST_CASE("training steps of the zoo's model families allocate nothing", "[train
   mb.width_mult = 0.25;
   check_steps_allocate_nothing("MobileNetV2", mobilenet_v2(mb), false);
 
-  ResNetConfig rn;
-  rn.batch = 2;
-  rn.resolution = 32;
-  rn.num_classes = 10;
-  rn.width = 8;
-  check_steps_allocate_nothing("ResNet-18", resnet18(rn), false);
+  check_steps_allocate_nothing("ResNet-18", resnet18(small_resnet()), false);
 
   BertConfig bert;
   bert.batch = 2;
@@ -111,12 +115,7 @@ TEST_CASE("training steps through the cpu Winograd convolutions allocate nothing
   using cpu::conv_winograd_testing::Choice;
   cpu::conv_winograd_testing::set_choice(Choice::kAlways);
   const int before = cpu::conv_winograd_testing::kernels_made();
-  ResNetConfig rn;
-  rn.batch = 2;
-  rn.resolution = 32;
-  rn.num_classes = 10;
-  rn.width = 8;
-  check_steps_allocate_nothing("ResNet-18 through Winograd", resnet18(rn), false);
+  check_steps_allocate_nothing("ResNet-18 through Winograd", resnet18(small_resnet()), false);
   cpu::conv_winograd_testing::set_choice(Choice::kByRule);
   CHECK(cpu::conv_winograd_testing::kernels_made() > before);
 }
