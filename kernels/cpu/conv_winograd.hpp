@@ -1,10 +1,11 @@
 // Dense 3x3 stride-1 convolutions and their input gradients by Winograd F(4x4,3x3), the cpu
 // backend's own (conv_winograd_transforms.hpp for the arithmetic): 36 multiplies per 4x4 output
 // tile and channel pair where the direct convolution does 144, at the price of about one decimal
-// digit of precision (the transforms' entries reach 8 and 5; the tests bound the error against
+// digit of precision (the output transform's entries reach 8; the tests bound the error against
 // kernels/ref). Unlike oneDNN's Winograd (conv_dnnl.hpp) it allocates nothing while it runs:
 // every buffer lies in the engine's shared scratch, sized at prepare, and a frozen weight's
-// transform is made once at prepare and shared by every instance of the op.
+// transform is made once at prepare (where it is small, conv_winograd.cpp) and shared by every
+// instance of the op.
 //
 // The input gradient of a stride-1 convolution is the same convolution over dy with the weight
 // rotated by 180 degrees, its channel axes swapped, and padding 2 - pad: the same kernel computes
