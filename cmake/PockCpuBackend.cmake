@@ -53,3 +53,10 @@ if(benchmark_FOUND AND NOT TARGET onnx_ops_bench)
   add_executable(onnx_ops_bench ${PROJECT_SOURCE_DIR}/benchmarks/onnx_ops_bench.cpp)
   target_link_libraries(onnx_ops_bench PRIVATE benchmark::benchmark pock_compiler)
 endif()
+
+# benchmarks/conv_winograd_bench: ResNet-18's 3x3 convolutions by Winograd, the other ways, oneDNN.
+if(POCK_HAVE_OPENBLAS AND benchmark_FOUND AND NOT TARGET conv_winograd_bench)
+  add_executable(conv_winograd_bench ${PROJECT_SOURCE_DIR}/benchmarks/conv_winograd_bench.cpp)
+  target_include_directories(conv_winograd_bench PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(conv_winograd_bench PRIVATE benchmark::benchmark pock_compiler)
+endif()

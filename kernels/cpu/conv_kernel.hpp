@@ -6,6 +6,8 @@
 //               weight, shared by every function's instance of the op, weights repacked into it
 //   depthwise — one input channel per group: direct vectorized loops over NCHW, weights read live
 //   im2col    — anything else: im2col into scratch + OpenBLAS sgemm, weights read live
+// Dense 3x3 stride-1 layers where measured faster go first to Winograd (conv_winograd.hpp), or to
+// oneDNN when the environment opts in (conv_dnnl.hpp).
 // The last two read the weight tensor on every run, which is what a trainable weight needs: the
 // 2022 XNNPACK API packs weights at operator creation and cannot update them without reallocating.
 #pragma once

@@ -49,15 +49,6 @@ bool dnnl_can_run(DnnlConvAlgorithm algorithm) {
 #endif
 }
 
-OpCase forward_case(const ConvShape& s, bool frozen_weight, const char* activation, uint32_t seed) {
-  OpCase c{"Conv2d",
-           {input(s.x(), seed), frozen_weight ? frozen(s.w(), seed + 1) : input(s.w(), seed + 1),
-            input({s.out_channels}, seed + 2, -4.0f, 4.0f)},  // moves outputs across relu6's 0 and 6
-           s.attrs()};
-  c.attrs.set("activation", std::string(activation));
-  return c;
-}
-
 const char* name(DnnlConvAlgorithm a) { return a == DnnlConvAlgorithm::kWinograd ? "Winograd" : "direct"; }
 
 // oneDNN's Winograd takes only symmetric padding of at most 1; it declines the rest, which then
@@ -106,9 +97,9 @@ TEST_CASE("cpu Conv2d through oneDNN (Winograd, direct) matches ref", "[ops][cpu
     for (const ConvShape& s : shapes()) {
       for (bool frozen_weight : {true, false}) {
         const char* activation = frozen_weight ? "relu6" : "none";
-        check(algorithm, s, forward_case(s, frozen_weight, activation, seed += 3), 1);
+        check(algorithm, s, conv_forward_case(s, frozen_weight, activation, seed += 3), 1);
       }
-      check(algorithm, s, forward_case(s, false, "relu", seed += 3), 2);
+      check(algorithm, s, conv_forward_case(s, false, "relu", seed += 3), 2);
     }
   }
 }
@@ -139,16 +130,16 @@ TEST_CASE("cpu Conv2d and Conv2dGradInput by rule: oneDNN Winograd on ResNet-siz
   const ConvShape narrow = same_3x3(2, 16, 8, 8, 16);    // under 64 channels: not oneDNN
   const auto made = [](DnnlConvAlgorithm a) { return cpu::conv_dnnl_testing::kernels_made(a); };
   const int winograd = made(DnnlConvAlgorithm::kWinograd), direct = made(DnnlConvAlgorithm::kDirect);
-  OpCase c = forward_case(resnet, true, "none", 7301);
+  OpCase c = conv_forward_case(resnet, true, "none", 7301);
   c.tolerance = kWinogradTolerance;
   check_against_ref("cpu", c);
   OpCase g = grad_input_case(resnet, false, 7303);
   g.tolerance = kWinogradTolerance;
   check_against_ref("cpu", g);
   CHECK(made(DnnlConvAlgorithm::kWinograd) == winograd + 2);
-  check_against_ref("cpu", forward_case(late, false, "none", 7305));
+  check_against_ref("cpu", conv_forward_case(late, false, "none", 7305));
   CHECK(made(DnnlConvAlgorithm::kDirect) == direct + 1);
-  check_against_ref("cpu", forward_case(narrow, false, "none", 7307));
+  check_against_ref("cpu", conv_forward_case(narrow, false, "none", 7307));
   check_against_ref("cpu", grad_input_case(narrow, true, 7309));
   CHECK(made(DnnlConvAlgorithm::kWinograd) == winograd + 2);
   CHECK(made(DnnlConvAlgorithm::kDirect) == direct + 1);
@@ -162,6 +153,6 @@ TEST_CASE("cpu Conv2d: oneDNN is off by default (its runs allocate) and on with 
   const bool opted_in = env && std::string(env) == "onednn" && dnnl_can_run(DnnlConvAlgorithm::kWinograd);
   const ConvShape resnet = same_3x3(2, 64, 8, 8, 64);
   const int winograd = cpu::conv_dnnl_testing::kernels_made(DnnlConvAlgorithm::kWinograd);
-  check_against_ref("cpu", forward_case(resnet, true, "none", 7311));
+  check_against_ref("cpu", conv_forward_case(resnet, true, "none", 7311));
   CHECK(cpu::conv_dnnl_testing::kernels_made(DnnlConvAlgorithm::kWinograd) == winograd + (opted_in ? 1 : 0));
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/small_cnn.hpp"
+#include "kernels/cpu/conv_winograd.hpp"
 #include "support/counting_malloc.hpp"
 
 using namespace pock;
@@ -29,6 +30,24 @@ void with_engine(const std::vector<uint8_t>& blob, int threads, const std::funct
   if (engine.can_train()) REQUIRE(engine.set_input("label", batch.label).is_ok());
   body(engine);
 }
+
+#ifdef POCK_COUNT_MALLOC
+// Three train steps, each followed by an infer, after one uncounted step: no malloc among them.
+void check_steps_allocate_nothing(Engine& engine) {
+  REQUIRE(engine.train_step().is_ok());  // the first step may warm up lazily (OpenBLAS for the head)
+  Status status;
+  const long n = pock::test::mallocs_during([&] {
+    for (int s = 0; s < 3 && status.is_ok(); ++s) {
+      auto loss = engine.train_step();
+      status = loss.status();
+      if (status.is_ok()) status = engine.infer();
+    }
+  });
+  INFO(status.to_string());
+  REQUIRE(status.is_ok());
+  CHECK(n == 0);
+}
+#endif
 }  // namespace
 
 TEST_CASE("the malloc counter sees allocations (the test can fail)", "[cpu][alloc]") {
@@ -76,20 +95,30 @@ TEST_CASE("frozen convolutions on cpu allocate nothing in train steps and infers
   const std::vector<uint8_t> blob = test::compile_or_fail(test::build_small_cnn(), &recipe, CompileOptions{});
   for (int threads : {1, 0}) {
     INFO("threads " << threads);
-    with_engine(blob, threads, [](Engine& engine) {
-      REQUIRE(engine.train_step().is_ok());  // the first step may warm up lazily (OpenBLAS for the head)
-      Status status;
-      const long n = pock::test::mallocs_during([&] {
-        for (int s = 0; s < 3 && status.is_ok(); ++s) {
-          auto loss = engine.train_step();
-          status = loss.status();
-          if (status.is_ok()) status = engine.infer();
-        }
-      });
-      INFO(status.to_string());
-      REQUIRE(status.is_ok());
-      CHECK(n == 0);
-    });
+    with_engine(blob, threads, check_steps_allocate_nothing);
   }
+#endif
+}
+
+TEST_CASE("cpu Winograd convolutions allocate nothing in train steps and infers", "[cpu][alloc][winograd]") {
+#ifndef POCK_COUNT_MALLOC
+  WARN("skipped: malloc can only be counted on glibc without a sanitizer");
+#else
+  // Forced on every 3x3 stride-1 layer of the small CNN (too narrow for the speed rule): full BP
+  // (trainable weights, transformed in scratch every run) and a frozen backbone (transformed once
+  // at prepare), on the caller's thread and on the shared pool.
+  using cpu::conv_winograd_testing::Choice;
+  cpu::conv_winograd_testing::set_choice(Choice::kAlways);
+  const int before = cpu::conv_winograd_testing::kernels_made();
+  const Recipe full = test::full_bp_recipe(), frozen = test::frozen_backbone_recipe();
+  for (const Recipe* recipe : {&full, &frozen}) {
+    const std::vector<uint8_t> blob = test::compile_or_fail(test::build_small_cnn(), recipe, CompileOptions{});
+    for (int threads : {1, 0}) {
+      INFO((recipe == &full ? "full BP" : "frozen backbone") << ", threads " << threads);
+      with_engine(blob, threads, check_steps_allocate_nothing);
+    }
+  }
+  cpu::conv_winograd_testing::set_choice(Choice::kByRule);
+  CHECK(cpu::conv_winograd_testing::kernels_made() > before);
 #endif
 }

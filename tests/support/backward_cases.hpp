@@ -58,6 +58,17 @@ struct ConvShape {
   }
 };
 
+// The forward Conv2d of a shape with a bias and a fused activation ("none", "relu", "relu6"): what
+// the tests of the cpu convolution algorithms check next to the shape's input gradient.
+inline OpCase conv_forward_case(const ConvShape& s, bool frozen_weight, const char* activation, uint32_t seed) {
+  OpCase c{"Conv2d",
+           {input(s.x(), seed), frozen_weight ? frozen(s.w(), seed + 1) : input(s.w(), seed + 1),
+            input({s.out_channels}, seed + 2, -4.0f, 4.0f)},  // moves outputs across relu6's 0 and 6
+           s.attrs()};
+  c.attrs.set("activation", std::string(activation));
+  return c;
+}
+
 inline OpCase grad_input_case(const ConvShape& s, bool frozen_weight, uint32_t seed) {
   OpCase c{"Conv2dGradInput",
            {input(s.dy(), seed), frozen_weight ? frozen(s.w(), seed + 1) : input(s.w(), seed + 1)},

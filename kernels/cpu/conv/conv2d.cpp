@@ -10,6 +10,7 @@
 
 #include "kernels/cpu/conv_dnnl.hpp"
 #include "kernels/cpu/conv_kernel.hpp"
+#include "kernels/cpu/conv_winograd.hpp"
 #include "kernels/cpu/cpu_families.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/params/conv.hpp"
@@ -80,12 +81,18 @@ std::unique_ptr<ConvKernel> make_dnnl_forward_by_rule(const pock_op_desc& op, co
   return make_dnnl_conv_by_rule(op, g, ConvDirection::kForward, scope, status);
 }
 
-// oneDNN first (Winograd or direct, conv_dnnl.cpp; off by default, it then declines every op):
-// its rule declines every shape it was not measured faster on, which then goes the ways above.
+std::unique_ptr<ConvKernel> make_winograd_forward_by_rule(const pock_op_desc& op, const ConvGeometry& g,
+                                                          KernelScope& scope, Status* status) {
+  return make_winograd_conv_by_rule(op, g, ConvDirection::kForward, scope, status);
+}
+
+// oneDNN first (Winograd or direct, conv_dnnl.cpp; off by default, it then declines every op),
+// then the backend's own Winograd (conv_winograd.cpp): each rule declines every shape it was not
+// measured faster on, which then goes the ways above.
 std::vector<Maker> ways_for(const ConvGeometry& g, bool nhwc, int32_t num_threads) {
   if (nhwc) return {make_xnnpack_conv};
   std::vector<Maker> ways = other_ways_for(g, num_threads);
-  ways.insert(ways.begin(), make_dnnl_forward_by_rule);
+  ways.insert(ways.begin(), {make_dnnl_forward_by_rule, make_winograd_forward_by_rule});
   return ways;
 }
 

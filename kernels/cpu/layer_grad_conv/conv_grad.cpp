@@ -1,7 +1,8 @@
 // Conv2dGradInput and Conv2dGradWeight on the cpu backend: prepare picks the first way that can
 // run the op (conv_grad_kernel.hpp): direct loops for a depthwise layer; for the input gradient of
 // a dense 3x3 stride-1 layer of 64+ channels, oneDNN's Winograd or direct kernels when that way
-// is on (conv_dnnl.hpp; off by default); for the input gradient of
+// is on (conv_dnnl.hpp; off by default); for the input gradient of a dense 3x3 stride-1 layer,
+// the backend's own Winograd where its rule picks it (conv_winograd.hpp); for the input gradient of
 // a frozen weight, an XNNPACK deconvolution where it is the faster (conv_grad_xnnpack.hpp); else
 // im2col/col2im + sgemm. An op none takes (a grouped convolution built without OpenBLAS) runs on
 // ref.
@@ -11,6 +12,7 @@
 #include "kernels/cpu/conv_dnnl.hpp"
 #include "kernels/cpu/conv_grad_kernel.hpp"
 #include "kernels/cpu/conv_grad_xnnpack.hpp"
+#include "kernels/cpu/conv_winograd.hpp"
 #include "kernels/cpu/cpu_families.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/thread_pool.hpp"
@@ -48,6 +50,10 @@ Status grad_input_prepare(const pock_op_desc& op, KernelScope& scope, void** sta
   std::unique_ptr<ConvKernel> kernel = make_depthwise_conv_grad_input(op, g, cpu_depthwise_grad_loops(), &status);
   // oneDNN (Winograd or direct) where its rule measured it faster, when it is on (conv_dnnl.cpp).
   if (!kernel && status.is_ok()) kernel = make_dnnl_conv_by_rule(op, g, ConvDirection::kInputGrad, scope, &status);
+  // The backend's own Winograd where its rule measured it faster (conv_winograd.cpp).
+  if (!kernel && status.is_ok()) {
+    kernel = make_winograd_conv_by_rule(op, g, ConvDirection::kInputGrad, scope, &status);
+  }
   // A frozen weight: XNNPACK packs it once; where its deconvolution is not the faster, or does not
   // take the shape, the gemm way runs the op.
   if (!kernel && status.is_ok() && is_constant(op.inputs[1]) &&
