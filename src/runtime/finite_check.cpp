@@ -1,6 +1,6 @@
 #include "runtime/finite_check.hpp"
 
-#include <cmath>
+#include <bit>
 #include <string>
 
 namespace pock {
@@ -52,13 +52,23 @@ Status FiniteCheck::check(const MemorySpaces& spaces) const {
 
 Status FiniteCheck::check_host(const Group& g) {
   for (size_t k = 0; k < g.buffers.size(); ++k) {
-    const float* v = static_cast<const float*>(g.buffers[k].data);
     const size_t n = g.buffers[k].nbytes / sizeof(float);
-    float acc = 0.0f;
-    for (size_t i = 0; i < n; ++i) acc += v[i] * 0.0f;  // NaN or Inf anywhere makes acc NaN
-    if (std::isnan(acc)) return non_finite(g.names[k]);
+    if (!host_floats_finite(static_cast<const float*>(g.buffers[k].data), n)) return non_finite(g.names[k]);
   }
   return Status::ok();
+}
+
+// A float is NaN or Inf exactly when its exponent bits are all ones. OR-ing that test over the
+// elements is an integer reduction with no order to keep, so the compiler vectorizes it; the
+// float form (sum of v[i] * 0) is one serial chain of additions, 4 cycles an element: 2 ms of
+// MobileNetV2's 77 ms sparse step went to scanning its 8 MB of trained parameters that way.
+bool host_floats_finite(const float* v, size_t n) {
+  constexpr uint32_t kExponent = 0x7F800000u;
+  uint32_t non_finite_seen = 0;
+  for (size_t i = 0; i < n; ++i) {
+    non_finite_seen |= static_cast<uint32_t>((std::bit_cast<uint32_t>(v[i]) & kExponent) == kExponent);
+  }
+  return non_finite_seen == 0;
 }
 
 Status FiniteCheck::check_device(const Group& g, const MemorySpaces& spaces) {

@@ -4,6 +4,7 @@
 // all otherwise (the loss check stands alone then: reading its memory back would be an unplanned
 // copy). The lists are built once by plan(), so that check() allocates nothing unless it fails.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -12,6 +13,9 @@
 #include "runtime/memory_spaces.hpp"
 
 namespace pock {
+
+// Whether none of the n floats at v is NaN or Inf (the host scan, exposed for its tests).
+bool host_floats_finite(const float* v, size_t n);
 
 class FiniteCheck {
  public:
