@@ -4,9 +4,9 @@
 //   weight: dw_g[k, K] += dy_g[k, P] cols[K, P]ᵀ over the images, k = the group's computed channels
 // The input gradient is the paper's transposed convolution written as a GEMM whose result is
 // folded back (col2im), so it needs no flipped copy of the weight and works for a trainable w.
-// A 1x1, stride-1, unpadded convolution skips the unfolding: the planes are the matrix; on small
-// planes the batch's planes are gathered side by side so that one GEMM serves the whole batch
-// (pointwise_batch.hpp).
+// A 1x1, stride-1, unpadded convolution skips the unfolding: the planes are the matrix. On small
+// planes the batch's matrices (planes, or unfolded columns) sit side by side so that one GEMM
+// serves the whole batch (pointwise_batch.hpp).
 #include "kernels/cpu/conv_grad_kernel.hpp"
 
 #ifdef POCK_HAVE_OPENBLAS
@@ -36,12 +36,13 @@ class GemmConvGrad : public ConvKernel {
       : g_(g),
         pool_(thread_pool_for(num_threads)),
         identity_(unfold_is_identity(g)),
-        batched_(identity_ && g.groups == 1 && use_batched_pointwise(g.batch, g.out_plane())),
+        batched_(g.groups == 1 && (identity_ ? use_batched_pointwise(g.batch, g.out_plane())
+                                             : use_batched_unfold(g.batch, g.out_plane()))),
         scope_(&scope) {}
 
   Status init() {
     if (batched_) {
-      const size_t floats = static_cast<size_t>((g_.in_channels + g_.out_channels) * g_.batch * g_.out_plane());
+      const size_t floats = static_cast<size_t>((k() + g_.out_channels) * g_.batch * g_.out_plane());
       return scope_->reserve_scratch(floats * sizeof(float), "Conv2d gradient batched planes");
     }
     if (identity_) return Status::ok();
@@ -62,15 +63,16 @@ class GemmConvGrad : public ConvKernel {
   }
   int64_t w_offset(int64_t group) const { return group * g_.out_per_group() * k(); }
 
-  // The batched form's scratch: x's (or dx's) planes [C, N*P], then dy's [O, N*P].
+  // The batched form's scratch: x's (or dx's) matrix [K, N*P] (its planes when the unfolding is
+  // the identity, K = C), then dy's planes [O, N*P].
   float* x_planes() const { return cols(); }
-  float* dy_planes() const { return cols() + g_.in_channels * g_.batch * g_.out_plane(); }
+  float* dy_planes() const { return cols() + k() * g_.batch * g_.out_plane(); }
   int cols_n() const { return blas_int(g_.batch * g_.out_plane()); }
 
   ConvGeometry g_;
   pthreadpool_t pool_;
   bool identity_;
-  bool batched_;  // 1x1 on small planes: one GEMM over the batch (pointwise_batch.hpp)
+  bool batched_;  // small planes: one GEMM over the batch (pointwise_batch.hpp)
   KernelScope* scope_;
 };
 
@@ -83,11 +85,15 @@ class GemmConvGradInput final : public GemmConvGrad {
     const float* w = c.in_data<float>(1);
     float* dx = c.out_data<float>(0);
     const int64_t plane = g_.out_plane(), og = g_.out_per_group();
-    if (batched_) {  // dx' [C, N*P] = wᵀ [C, O] dy' [O, N*P]
+    if (batched_) {  // dcols [K, N*P] = wᵀ [K, O] dy' [O, N*P], then back onto each image
       gather_planes(dy, dy_planes(), g_.batch, g_.out_channels, plane, pool_);
-      parallel_sgemm(pool_, {true, false, g_.in_channels, cols_n(), g_.out_channels, 1.0f, w, g_.in_channels,
-                             dy_planes(), cols_n(), 0.0f, x_planes(), cols_n()});
-      scatter_planes(x_planes(), dx, g_.batch, g_.in_channels, plane, pool_);
+      parallel_sgemm(pool_, {true, false, k(), cols_n(), g_.out_channels, 1.0f, w, k(), dy_planes(), cols_n(), 0.0f,
+                             x_planes(), cols_n()});
+      if (identity_) {
+        scatter_planes(x_planes(), dx, g_.batch, g_.in_channels, plane, pool_);
+      } else {
+        for (int64_t n = 0; n < g_.batch; ++n) col2im(g_, x_planes() + n * plane, dx + x_offset(n, 0), pool_, cols_n());
+      }
       return Status::ok();
     }
     for (int64_t n = 0; n < g_.batch; ++n) {
@@ -113,8 +119,12 @@ class GemmConvGradWeight final : public GemmConvGrad {
     float* dw = c.out_data<float>(0);
     const int64_t plane = g_.out_plane(), og = g_.out_per_group();
     if (g_.batch == 0) std::fill(dw, dw + channels_ * k(), 0.0f);
-    if (batched_ && g_.batch > 0) {  // dw [rows, C] = dy' [rows, N*P] x'ᵀ [N*P, C]
-      gather_planes(x, x_planes(), g_.batch, g_.in_channels, plane, pool_);
+    if (batched_ && g_.batch > 0) {  // dw [rows, K] = dy' [rows, N*P] cols' ᵀ [N*P, K]
+      if (identity_) {
+        gather_planes(x, x_planes(), g_.batch, g_.in_channels, plane, pool_);
+      } else {
+        for (int64_t n = 0; n < g_.batch; ++n) im2col(g_, x + x_offset(n, 0), x_planes() + n * plane, pool_, cols_n());
+      }
       gather_planes(dy, dy_planes(), g_.batch, g_.out_channels, plane, pool_);
       parallel_sgemm(pool_, {false, true, std::min(og, channels_), k(), cols_n(), 1.0f, dy_planes(), cols_n(),
                              x_planes(), cols_n(), 0.0f, dw, k()});

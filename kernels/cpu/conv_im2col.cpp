@@ -3,9 +3,9 @@
 // Y[O/g, Ho*Wo] = W[O/g, C/g*kh*kw] * cols. The OIHW weight already is that row-major W, so it is
 // read in place on every run — nothing to repack when it is trainable. A 1x1, stride-1, unpadded
 // convolution skips im2col: the input planes are the matrix. On small planes (the late layers of
-// MobileNetV2: 4x4 and 8x8) a GEMM per image has only 16-64 columns, which OpenBLAS runs far
-// below its peak; there the planes of the whole batch are gathered into one [C, N * H * W]
-// matrix in scratch and one GEMM serves the batch (batched_pointwise_, pointwise_batch.hpp).
+// MobileNetV2 and ResNet-18: 4x4 and 8x8) a GEMM per image has only 16-64 columns, which OpenBLAS
+// runs far below its peak; there the whole batch's matrices (planes, or unfolded columns) sit side
+// by side in scratch and one GEMM serves the batch (batched_, pointwise_batch.hpp).
 #include "kernels/cpu/conv_kernel.hpp"
 
 #ifdef POCK_HAVE_OPENBLAS
@@ -15,6 +15,7 @@
 #include "kernels/cpu/activation_epilogue.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/parallel_sgemm.hpp"
+#include "kernels/cpu/conv_unfold.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/pointwise_batch.hpp"
 #include "kernels/cpu/thread_pool.hpp"
@@ -32,13 +33,14 @@ class Im2colConv final : public ConvKernel {
     rows_ = g.in_per_group() * g.kernel_h * g.kernel_w;
     pointwise_ = g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_top == 0 &&
                  g.pad_left == 0 && g.pad_bottom == 0 && g.pad_right == 0;
-    batched_pointwise_ = pointwise_ && g.groups == 1 && use_batched_pointwise(g.batch, g.out_plane());
+    batched_ = g.groups == 1 && (pointwise_ ? use_batched_pointwise(g.batch, g.out_plane())
+                                            : use_batched_unfold(g.batch, g.out_plane()));
   }
 
   Status init() {
-    if (batched_pointwise_) {
-      const size_t floats = static_cast<size_t>((g_.in_channels + g_.out_channels) * g_.batch * g_.out_plane());
-      return scope_->reserve_scratch(floats * sizeof(float), "Conv2d batched pointwise scratch");
+    if (batched_) {
+      const size_t floats = static_cast<size_t>((rows_ + g_.out_channels) * g_.batch * g_.out_plane());
+      return scope_->reserve_scratch(floats * sizeof(float), "Conv2d batched scratch");
     }
     if (pointwise_) return Status::ok();
     return scope_->reserve_scratch(static_cast<size_t>(rows_ * g_.out_plane()) * sizeof(float), "Conv2d im2col scratch");
@@ -49,8 +51,8 @@ class Im2colConv final : public ConvKernel {
     const float* w = c.in_data<float>(1);
     const float* bias = g_.has_bias ? c.in_data<float>(2) : nullptr;
     float* y = c.out_data<float>(0);
-    if (batched_pointwise_) {
-      run_batched_pointwise(x, w, bias, y);
+    if (batched_) {
+      run_batched(x, w, bias, y);
       return Status::ok();
     }
     const int64_t og = g_.out_per_group(), cg = g_.in_per_group();
@@ -61,7 +63,7 @@ class Im2colConv final : public ConvKernel {
         float* y_group = y + (n * g_.out_channels + group * og) * plane;
         const float* matrix = x_group;
         if (!pointwise_) {
-          im2col(x_group);
+          im2col(g_, x_group, cols(), pool_);
           matrix = cols();
         }
         // Start from the bias and let sgemm accumulate onto it (beta = 1).
@@ -80,53 +82,30 @@ class Im2colConv final : public ConvKernel {
   // Read at run time: the region may move while later ops are prepared.
   float* cols() const { return reinterpret_cast<float*>(scope_->scratch()); }
 
-  // Y' [O, N*P] = W [O, C] * X' [C, N*P], X' and Y' the batch's planes side by side in scratch.
-  void run_batched_pointwise(const float* x, const float* w, const float* bias, float* y) const {
+  // Y' [O, N*P] = W [O, K] * X' [K, N*P], X' the batch's matrices (planes when 1x1, K = C) and
+  // Y' its output planes, side by side in scratch.
+  void run_batched(const float* x, const float* w, const float* bias, float* y) const {
     const int64_t plane = g_.out_plane(), cols_n = g_.batch * plane;
     float* xs = cols();
-    float* ys = xs + g_.in_channels * cols_n;
-    gather_planes(x, xs, g_.batch, g_.in_channels, plane, pool_);
+    float* ys = xs + rows_ * cols_n;
+    if (pointwise_) {
+      gather_planes(x, xs, g_.batch, g_.in_channels, plane, pool_);
+    } else {
+      for (int64_t n = 0; n < g_.batch; ++n) im2col(g_, x + n * g_.in_channels * g_.in_plane(), xs + n * plane, pool_, cols_n);
+    }
     for (int64_t o = 0; o < g_.out_channels; ++o) {
       std::fill(ys + o * cols_n, ys + (o + 1) * cols_n, bias ? bias[o] : 0.0f);
     }
-    parallel_sgemm(pool_, {false, false, g_.out_channels, cols_n, g_.in_channels, 1.0f, w, g_.in_channels, xs, cols_n,
-                           1.0f, ys, cols_n});
+    parallel_sgemm(pool_, {false, false, g_.out_channels, cols_n, rows_, 1.0f, w, rows_, xs, cols_n, 1.0f, ys, cols_n});
     apply_activation_inplace(g_.activation, ys, g_.out_channels * cols_n);
     scatter_planes(ys, y, g_.batch, g_.out_channels, plane, pool_);
-  }
-
-  // cols[(c * kh + ky) * kw + kx][oy * Wo + ox] = x[c][iy][ix], zero where the window is in padding.
-  void im2col(const float* x) const {
-    const size_t rows = static_cast<size_t>(rows_);
-    parallel_for(pool_, rows, balanced_tile(pool_, rows, 8), [&](size_t begin, size_t end) {
-      for (size_t r = begin; r < end; ++r) {
-        const int64_t row = static_cast<int64_t>(r);
-        const int64_t kx = row % g_.kernel_w;
-        const int64_t ky = row / g_.kernel_w % g_.kernel_h;
-        const int64_t channel = row / (g_.kernel_w * g_.kernel_h);
-        const float* plane = x + channel * g_.in_plane();
-        float* out = cols() + row * g_.out_plane();
-        for (int64_t oy = 0; oy < g_.out_h; ++oy, out += g_.out_w) {
-          const int64_t iy = oy * g_.stride_h - g_.pad_top + ky * g_.dilation_h;
-          if (iy < 0 || iy >= g_.in_h) {
-            std::fill(out, out + g_.out_w, 0.0f);
-            continue;
-          }
-          const float* in_row = plane + iy * g_.in_w;
-          for (int64_t ox = 0; ox < g_.out_w; ++ox) {
-            const int64_t ix = ox * g_.stride_w - g_.pad_left + kx * g_.dilation_w;
-            out[ox] = ix >= 0 && ix < g_.in_w ? in_row[ix] : 0.0f;
-          }
-        }
-      }
-    });
   }
 
   ConvGeometry g_;
   pthreadpool_t pool_;
   int64_t rows_ = 0;  // C/g * kh * kw: the GEMM's K
   bool pointwise_ = false;
-  bool batched_pointwise_ = false;
+  bool batched_ = false;
   KernelScope* scope_;
 };
 

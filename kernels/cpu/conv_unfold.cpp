@@ -22,7 +22,7 @@ int64_t taps(const ConvGeometry& g) { return g.kernel_h * g.kernel_w; }
 
 }  // namespace
 
-void im2col(const ConvGeometry& g, const float* x, float* cols, pthreadpool_t pool) {
+void im2col(const ConvGeometry& g, const float* x, float* cols, pthreadpool_t pool, int64_t row_stride) {
   const size_t rows = static_cast<size_t>(g.in_per_group() * taps(g));
   parallel_for(pool, rows, balanced_tile(pool, rows, 8), [&](size_t begin, size_t end) {
     for (size_t r = begin; r < end; ++r) {
@@ -30,7 +30,7 @@ void im2col(const ConvGeometry& g, const float* x, float* cols, pthreadpool_t po
       const int64_t kx = row % g.kernel_w, ky = row / g.kernel_w % g.kernel_h, channel = row / taps(g);
       const float* plane = x + channel * g.in_plane();
       const TapColumns t = tap_columns(g, kx);
-      float* out = cols + row * g.out_plane();
+      float* out = cols + row * row_stride;
       for (int64_t oy = 0; oy < g.out_h; ++oy, out += g.out_w) {
         const int64_t iy = tap_row(g, oy, ky);
         if (iy < 0) {
@@ -46,7 +46,7 @@ void im2col(const ConvGeometry& g, const float* x, float* cols, pthreadpool_t po
   });
 }
 
-void col2im(const ConvGeometry& g, const float* cols, float* dx, pthreadpool_t pool) {
+void col2im(const ConvGeometry& g, const float* cols, float* dx, pthreadpool_t pool, int64_t row_stride) {
   // One task per input channel: its kh * kw column rows land only on its own plane, so tasks
   // never write the same pixel.
   const size_t channels = static_cast<size_t>(g.in_per_group());
@@ -57,7 +57,7 @@ void col2im(const ConvGeometry& g, const float* cols, float* dx, pthreadpool_t p
       for (int64_t ky = 0; ky < g.kernel_h; ++ky) {
         for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
           const TapColumns t = tap_columns(g, kx);
-          const float* row = cols + ((static_cast<int64_t>(ch) * g.kernel_h + ky) * g.kernel_w + kx) * g.out_plane();
+          const float* row = cols + ((static_cast<int64_t>(ch) * g.kernel_h + ky) * g.kernel_w + kx) * row_stride;
           for (int64_t oy = 0; oy < g.out_h; ++oy) {
             const int64_t iy = tap_row(g, oy, ky);
             if (iy < 0 || t.begin >= t.end) continue;

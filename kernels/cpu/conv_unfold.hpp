@@ -9,11 +9,20 @@
 
 namespace pock::cpu {
 
-// x: the group's in_per_group() planes; cols: in_per_group() * kh * kw rows of out_plane().
-void im2col(const ConvGeometry& g, const float* x, float* cols, pthreadpool_t pool);
+// x: the group's in_per_group() planes; cols: in_per_group() * kh * kw rows of out_plane()
+// values, row_stride floats apart (out_plane() for one image's matrix; batch * out_plane() when
+// the images' matrices sit side by side, image n's columns starting at cols + n * out_plane()).
+void im2col(const ConvGeometry& g, const float* x, float* cols, pthreadpool_t pool, int64_t row_stride);
+inline void im2col(const ConvGeometry& g, const float* x, float* cols, pthreadpool_t pool) {
+  im2col(g, x, cols, pool, g.out_plane());
+}
 
 // dx (the group's planes) = sum of cols scattered back; dx is overwritten, not accumulated into.
-void col2im(const ConvGeometry& g, const float* cols, float* dx, pthreadpool_t pool);
+// cols' rows are row_stride floats apart, as in im2col.
+void col2im(const ConvGeometry& g, const float* cols, float* dx, pthreadpool_t pool, int64_t row_stride);
+inline void col2im(const ConvGeometry& g, const float* cols, float* dx, pthreadpool_t pool) {
+  col2im(g, cols, dx, pool, g.out_plane());
+}
 
 // True when im2col is the identity (1x1 kernel, stride 1, no padding): the planes are the matrix.
 inline bool unfold_is_identity(const ConvGeometry& g) {

@@ -58,16 +58,23 @@ TEST_CASE("cpu Linear and its gradients split over two threads match ref", "[ops
 TEST_CASE("cpu GEMM convolutions split over two threads match ref", "[ops][cpu][threads]") {
   uint32_t seed = 7300;
   // {batch, channels, h, w, out, kh, kw, groups, strides, pads, dilations}: a 3x3 convolution
-  // (im2col, col2im), a 1x1 one on a wide plane (one GEMM per image) and one batched over images.
+  // (im2col, col2im), a 1x1 one on a wide plane (one GEMM per image), one batched over images,
+  // and unfolded ones batched over images (planes of 8x8 and less: pointwise_batch.hpp's
+  // use_batched_unfold): 3x3 on a 4x4 plane (ResNet-18's layer4), strided, dilated, 64 pixels.
   const ConvShape shapes[] = {{2, 24, 20, 20, 40, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}},
                               {2, 48, 24, 24, 72, 1, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}},
-                              {8, 96, 6, 6, 120, 1, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}}};
+                              {8, 96, 6, 6, 120, 1, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}},
+                              {8, 64, 4, 4, 72, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}},
+                              {4, 24, 9, 9, 40, 3, 3, 1, {2, 2}, {1, 1, 1, 1}, {1, 1}},
+                              {2, 16, 8, 8, 24, 3, 3, 1, {1, 1}, {2, 2, 2, 2}, {2, 2}},
+                              {3, 8, 5, 7, 12, 2, 3, 1, {1, 1}, {0, 1, 1, 0}, {1, 1}}};
   for (const ConvShape& s : shapes) {
     OpCase fwd{"Conv2d", {input(s.x(), ++seed), input(s.w(), ++seed), input({s.out_channels}, ++seed)}, s.attrs()};
     check(fwd);
     check(grad_input_case(s, false, ++seed));
     check(grad_weight_case(s, 0, ++seed));
     check(grad_weight_case(s, (s.out_channels + 1) / 2, ++seed));  // partial channels
+    check_against_ref("cpu", grad_input_case(s, false, ++seed), "cpu", 1);  // one thread: same batched form
   }
 }
 #else
