@@ -50,7 +50,9 @@ bool conv_grad_weight_geometry(const pock_op_desc& op, ConvGeometry* g, int64_t*
 TapColumns tap_columns(const ConvGeometry& g, int64_t kx) {
   TapColumns t;
   t.shift = kx * g.dilation_w - g.pad_left;
-  t.begin = std::max<int64_t>(0, ceil_div(-t.shift, g.stride_w));
+  // Clamped to the row: a tap that reads only padding (a kernel wider than the padded input's
+  // reach, e.g. width 5 over one pixel padded by 2) touches no column.
+  t.begin = std::min<int64_t>(g.out_w, std::max<int64_t>(0, ceil_div(-t.shift, g.stride_w)));
   t.end = std::max(t.begin, std::min<int64_t>(g.out_w, ceil_div(g.in_w - t.shift, g.stride_w)));
   return t;
 }

@@ -67,7 +67,10 @@ TEST_CASE("cpu GEMM convolutions split over two threads match ref", "[ops][cpu][
                               {8, 64, 4, 4, 72, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}},
                               {4, 24, 9, 9, 40, 3, 3, 1, {2, 2}, {1, 1, 1, 1}, {1, 1}},
                               {2, 16, 8, 8, 24, 3, 3, 1, {1, 1}, {2, 2, 2, 2}, {2, 2}},
-                              {3, 8, 5, 7, 12, 2, 3, 1, {1, 1}, {0, 1, 1, 0}, {1, 1}}};
+                              {3, 8, 5, 7, 12, 2, 3, 1, {1, 1}, {0, 1, 1, 0}, {1, 1}},
+                              // Taps that read only padding (ONNX's Conv1d_pad2size1): 1x5 over one pixel.
+                              {1, 4, 1, 1, 4, 1, 5, 1, {1, 1}, {0, 2, 0, 2}, {1, 1}},
+                              {2, 4, 1, 1, 4, 1, 5, 1, {1, 1}, {0, 2, 0, 2}, {1, 1}}};
   for (const ConvShape& s : shapes) {
     OpCase fwd{"Conv2d", {input(s.x(), ++seed), input(s.w(), ++seed), input({s.out_channels}, ++seed)}, s.attrs()};
     check(fwd);

@@ -99,8 +99,11 @@ TEST_CASE("Conv2dGradInput and Conv2dGradWeight are the adjoints of Conv2d", "[o
       auto part = run_op("Conv2dGradWeight", {x, dy}, partial);
       REQUIRE(part.is_ok());
       CHECK(part.value()[0].shape == Shape{k.out_channels - 1, w_shape[1], k.kh, k.kw});
+      // Equal up to summation order: a GEMM of fewer rows may take another OpenBLAS kernel.
       const std::vector<float> leading(dw.begin(), dw.begin() + static_cast<int64_t>(part.value()[0].f32().size()));
-      CHECK(part.value()[0].f32() == leading);
+      const std::vector<float>& got = part.value()[0].f32();
+      REQUIRE(got.size() == leading.size());
+      for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(leading[i]).epsilon(1e-5).margin(1e-6));
     }
   }
 }
