@@ -178,7 +178,7 @@ Status build_training_functions(TrainingProgram& program, const Recipe& recipe, 
   if (recipe.precision == "bf16") {
     for (FunctionDef& f : program.functions) {
       mark_bf16_gemms(f.nodes);
-      POCK_RETURN_IF_ERROR(share_bf16_operands(g, f).status());
+      if (bf16_operands_apply(options)) POCK_RETURN_IF_ERROR(share_bf16_operands(g, f).status());
     }
   }
   return Status::ok();

@@ -3,7 +3,7 @@
 //   - h, read by the q, k and v projections and by their three weight gradients, has one Cast,
 //     and the dy that the three input and three weight gradients share has one more;
 //   - no bf16 GEMM reads an f32 activation; weights stay f32 (their copies are the kernels');
-//   - the backward starts where it did; the fp32 recipe inserts nothing;
+//   - the backward starts where it did; the fp32 recipe, or a compile for cuda, inserts nothing;
 //   - h is saved for the backward in bf16: the saved activations shrink by half its f32 bytes;
 //   - a step trains on cpu and on ref, to the same loss within bf16 rounding.
 #include <catch2/catch.hpp>
@@ -113,6 +113,13 @@ TEST_CASE("bf16: one Cast per activation, shared by every GEMM that reads it", "
   for (int32_t i = 0; i < train->backward_begin; ++i) forward_casts += train->nodes[static_cast<size_t>(i)].op == "Cast";
   CHECK(forward_casts == 1);
   CHECK(train->backward_begin == fp32_train->backward_begin + forward_casts);
+
+  // Compiled for another backend (cuda's GEMMs round f32 storage themselves): no copies.
+  CompileOptions for_cuda;
+  for_cuda.backend = "cuda";
+  for (const FunctionDef& f : build_training_program(model, recipe("bf16"), for_cuda).functions) {
+    for (const Node& n : f.nodes) CHECK(n.op != "Cast");
+  }
 }
 
 TEST_CASE("bf16: an activation saved only for GEMMs is saved in bf16, and cpu trains as ref does", "[compiler][bf16]") {

@@ -9,7 +9,7 @@
 namespace pock::test {
 
 // The infer function over the model's nodes, then build_training_functions (train, eval).
-inline TrainingProgram build_training_program(const Graph& g, const Recipe& recipe) {
+inline TrainingProgram build_training_program(const Graph& g, const Recipe& recipe, const CompileOptions& options = {}) {
   TrainingProgram program;
   program.graph = g;
   FunctionDef infer;
@@ -20,7 +20,7 @@ inline TrainingProgram build_training_program(const Graph& g, const Recipe& reci
   }
   infer.outputs = g.outputs();
   program.functions.push_back(infer);
-  REQUIRE(build_training_functions(program, recipe, {}).is_ok());
+  REQUIRE(build_training_functions(program, recipe, options).is_ok());
   return program;
 }
 

@@ -30,6 +30,8 @@ int shared_operand_count(const Node& node) { return node.attrs.find("bf16_weight
 
 }  // namespace
 
+bool bf16_operands_apply(const CompileOptions& options) { return options.backend.empty() || options.backend == "cpu"; }
+
 Result<int> share_bf16_operands(Graph& g, FunctionDef& fn) {
   std::unordered_map<TensorId, TensorId> bf16_of;  // f32 activation -> its one bf16 copy
   std::vector<Node> nodes;

@@ -10,8 +10,15 @@
 // Weights are left to the GEMMs' own copies (kernels/cpu/bf16_weight_copy.hpp).
 #pragma once
 #include "compiler/program.hpp"
+#include "pock/compiler/compiler.hpp"
 
 namespace pock {
+
+// Whether the copies are made: for the cpu backend (requested, or the heuristic's choice), whose
+// GEMMs take bf16 operands. Another requested backend keeps f32 operands that its GEMMs round
+// themselves (cuda's cuBLAS GEMMs run compute "bf16" on f32 storage and take no mixed dtypes; a
+// bf16 operand would send the GEMM back to the host).
+bool bf16_operands_apply(const CompileOptions& options);
 
 // Runs after the GEMMs are marked (lowering/bf16_compute.hpp); returns the Casts it inserted.
 Result<int> share_bf16_operands(Graph& g, FunctionDef& fn);
