@@ -62,6 +62,10 @@ void round_to_bf16(const float* in, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = pock_round_bf16(in[i]);
 }
 
+void widen_bf16(const uint16_t* in, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = pock_bf16_to_f32(in[i]);
+}
+
 void convert_to_bf16(const float* in, int64_t n, uint16_t* out) {
 #if defined(POCK_BF16_X86) && defined(POCK_HAVE_DNNL)
   if (bf16_isa() == Bf16Isa::kAvx512Bf16) {

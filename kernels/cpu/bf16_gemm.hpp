@@ -21,6 +21,9 @@ Bf16Isa bf16_isa();
 // Writes each of n values rounded to the nearest bf16 (kept as f32).
 void round_to_bf16(const float* in, int64_t n, float* out);
 
+// Writes each of n bf16 values as the f32 it stands for (exact).
+void widen_bf16(const uint16_t* in, int64_t n, float* out);
+
 // Writes each of n values as its nearest bf16 (round to nearest even, as kernels/bf16_round.h):
 // VCVTNEPS2BF16 on Bf16Isa::kAvx512Bf16, the portable rounding otherwise.
 void convert_to_bf16(const float* in, int64_t n, uint16_t* out);

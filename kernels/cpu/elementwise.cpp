@@ -1,4 +1,5 @@
-// Vectorized elementwise kernels: Add/Sub/Mul/Div and the activations of CNNs and transformers.
+// Vectorized elementwise kernels: Add/Sub/Mul/Div, the activations of CNNs and transformers, and
+// Cast f32 -> bf16 (the compiler's bf16 copies of GEMM operands).
 // The broadcast patterns that dominate real models (broadcast_pattern.hpp: same shape, a scalar, a
 // row repeated over leading dims — bias adds, per-feature scales — or per-channel values over NCHW
 // planes) have direct loops; any other broadcast (an attention mask [N,1,1,S] over [N,H,S,S], both
@@ -6,6 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "kernels/cpu/bf16_gemm.hpp"
 #include "kernels/cpu/broadcast_pattern.hpp"
 #include "kernels/cpu/cpu_families.hpp"
 #include "kernels/cpu/cpu_util.hpp"
@@ -240,6 +242,28 @@ KernelDef activation_def(const char* op) {
   return typed_kernel<params::ActivationParams, unary_with_params<kOp>>(op, DType::kF32, kCpuScore, unary_accepts);
 }
 
+// ---- Cast f32 -> bf16 --------------------------------------------------------------------------
+
+// The compiler's one bf16 copy of an activation that bf16 GEMMs read
+// (src/compiler/lowering/bf16_operands.hpp), rounded by convert_to_bf16 as the GEMMs rounded
+// their f32 operands themselves (VCVTNEPS2BF16 where oneDNN runs them), so both give the same
+// bits. Other casts run on ref.
+bool cast_to_bf16_accepts(const pock_op_desc& op) {
+  return op.num_inputs == 1 && op.num_outputs == 1 && is_f32(op.inputs[0]) && op.outputs[0].dtype == POCK_BF16 &&
+         numel(op.inputs[0]) == numel(op.outputs[0]);
+}
+
+Status cast_to_bf16(const KernelCall& c) {
+  const float* x = c.in_data<float>(0);
+  auto* y = static_cast<uint16_t*>(c.out(0).data);
+  const size_t n = static_cast<size_t>(numel(c.out(0)));
+  pthreadpool_t pool = n >= kMinParallelElements ? thread_pool_for(c.desc->num_threads) : nullptr;
+  parallel_for(pool, n, balanced_tile(pool, n, kMinParallelElements / 4), [&](size_t begin, size_t end) {
+    convert_to_bf16(x + begin, static_cast<int64_t>(end - begin), y + begin);
+  });
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_elementwise(KernelTable& t) {
@@ -261,6 +285,7 @@ void register_elementwise(KernelTable& t) {
   t.add(activation_def<UnaryOp::kThresholdedRelu>("ThresholdedRelu"));
   t.add(activation_def<UnaryOp::kMish>("Mish"));
   t.add(f32_kernel("PRelu", binary_kernel<BinaryOp::kPRelu>, binary_accepts));
+  t.add(f32_kernel("Cast", cast_to_bf16, cast_to_bf16_accepts));
 }
 
 }  // namespace pock::cpu

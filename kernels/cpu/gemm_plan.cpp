@@ -22,36 +22,48 @@ GemmPlan::~GemmPlan() {
 Status GemmPlan::prepare(const pock_tensor_desc& a, const pock_tensor_desc& b, KernelScope& scope, int32_t num_threads) {
   configure_blas_threads(num_threads);
   pool_ = thread_pool_for(num_threads);
+  a_stored_bf16_ = a.dtype == POCK_BF16;
+  b_stored_bf16_ = b.dtype == POCK_BF16;
+  if ((a_stored_bf16_ || b_stored_bf16_) && !bf16) return Status(Code::kInvalidArgument, "bf16 operands need compute \"bf16\"");
   if (!bf16 || m == 0 || n == 0 || k == 0) return Status::ok();
   scope_ = &scope;
   a_elems_ = numel(a);
   b_elems_ = numel(b);
+  if (b_stored_bf16_) b_use = Bf16WeightUse::kConvert;  // nothing to convert: no copy either
   if (bf16_isa() == Bf16Isa::kAvx512Bf16) {
     Bf16GemmShape s{m, n, k, transpose_a, transpose_b, lda, ldb, bias};
     POCK_ASSIGN_OR_RETURN(dnnl_, DnnlBf16Gemm::create(s, num_threads));
     if (b_use != Bf16WeightUse::kConvert) {
       POCK_ASSIGN_OR_RETURN(b_copy_, shared_bf16_copy(scope, b, b_use));
     }
-    // a's bf16 values, then b's where b has no copy to read.
-    b_scratch_offset_ = round_up_64(static_cast<size_t>(a_elems_) * sizeof(uint16_t));
-    const size_t b_bytes = b_use == Bf16WeightUse::kConvert || b_use == Bf16WeightUse::kKept
-                               ? static_cast<size_t>(b_elems_) * sizeof(uint16_t) : 0;
+    // a's bf16 values, then b's where b has no copy to read; none for a bf16 tensor.
+    const size_t a_bytes = a_stored_bf16_ ? 0 : static_cast<size_t>(a_elems_) * sizeof(uint16_t);
+    b_scratch_offset_ = round_up_64(a_bytes);
+    const bool b_converted = !b_stored_bf16_ && (b_use == Bf16WeightUse::kConvert || b_use == Bf16WeightUse::kKept);
+    const size_t b_bytes = b_converted ? static_cast<size_t>(b_elems_) * sizeof(uint16_t) : 0;
+    if (b_scratch_offset_ + b_bytes == 0) return Status::ok();
     return scope.reserve_scratch(b_scratch_offset_ + b_bytes, "bf16 GEMM operands");
   }
-  // The f32 fallback: both operands rounded into the scratch region on every run.
+  // The f32 fallback: both operands rounded (or, stored as bf16, widened) into the scratch region
+  // on every run.
   b_scratch_offset_ = round_up_64(static_cast<size_t>(a_elems_) * sizeof(float));
   return scope.reserve_scratch(b_scratch_offset_ + static_cast<size_t>(b_elems_) * sizeof(float), "bf16 GEMM operands");
 }
 
-Status GemmPlan::run_dnnl(const float* a, const float* b, const float* bias_values, float* y) const {
+Status GemmPlan::run_dnnl(const void* a, const void* b, const float* bias_values, float* y) const {
   uint8_t* scratch = scope_->scratch();
-  auto* a16 = reinterpret_cast<uint16_t*>(scratch);
-  convert_to_bf16(a, a_elems_, a16);
+  const uint16_t* a16 = static_cast<const uint16_t*>(a);
+  if (!a_stored_bf16_) {
+    auto* converted = reinterpret_cast<uint16_t*>(scratch);
+    convert_to_bf16(static_cast<const float*>(a), a_elems_, converted);
+    a16 = converted;
+  }
   const uint16_t* b16 = nullptr;
+  const auto* b32 = static_cast<const float*>(b);
   switch (b_use) {
     case Bf16WeightUse::kFrozen: b16 = b_copy_->values.data(); break;
     case Bf16WeightUse::kKeep:
-      convert_to_bf16(b, b_elems_, b_copy_->values.data());
+      convert_to_bf16(b32, b_elems_, b_copy_->values.data());
       b16 = b_copy_->values.data();
       break;
     case Bf16WeightUse::kKept:
@@ -62,8 +74,12 @@ Status GemmPlan::run_dnnl(const float* a, const float* b, const float* bias_valu
       }
       [[fallthrough]];
     case Bf16WeightUse::kConvert: {
+      if (b_stored_bf16_) {
+        b16 = static_cast<const uint16_t*>(b);
+        break;
+      }
       auto* b_scratch = reinterpret_cast<uint16_t*>(scratch + b_scratch_offset_);
-      convert_to_bf16(b, b_elems_, b_scratch);
+      convert_to_bf16(b32, b_elems_, b_scratch);
       b16 = b_scratch;
       break;
     }
@@ -71,20 +87,32 @@ Status GemmPlan::run_dnnl(const float* a, const float* b, const float* bias_valu
   return dnnl_->run(a16, b16, bias_values, y, a_offsets, b_offsets);
 }
 
-Status GemmPlan::run(const float* a, const float* b, const float* bias_values, float* y) const {
+namespace {
+
+// An operand's bf16 values as f32, for the f32 fallback: rounded from f32, or widened from bf16.
+void bf16_values_as_f32(const void* in, bool stored_bf16, int64_t n, float* out) {
+  if (stored_bf16) widen_bf16(static_cast<const uint16_t*>(in), n, out);
+  else round_to_bf16(static_cast<const float*>(in), n, out);
+}
+
+}  // namespace
+
+Status GemmPlan::run(const void* a_in, const void* b_in, const float* bias_values, float* y) const {
   if (m == 0 || n == 0) return Status::ok();
   const int64_t block = m * n, blocks = static_cast<int64_t>(a_offsets.size());
   const bool add_bias = bias && bias_values;
   if (dnnl_) {
-    POCK_RETURN_IF_ERROR(run_dnnl(a, b, add_bias ? bias_values : nullptr, y));
+    POCK_RETURN_IF_ERROR(run_dnnl(a_in, b_in, add_bias ? bias_values : nullptr, y));
     apply_activation_inplace(activation, y, block * blocks);
     return Status::ok();
   }
+  const auto* a = static_cast<const float*>(a_in);
+  const auto* b = static_cast<const float*>(b_in);
   if (bf16 && k > 0) {
     auto* a_rounded = reinterpret_cast<float*>(scope_->scratch());
     auto* b_rounded = reinterpret_cast<float*>(scope_->scratch() + b_scratch_offset_);
-    round_to_bf16(a, a_elems_, a_rounded);
-    round_to_bf16(b, b_elems_, b_rounded);
+    bf16_values_as_f32(a_in, a_stored_bf16_, a_elems_, a_rounded);
+    bf16_values_as_f32(b_in, b_stored_bf16_, b_elems_, b_rounded);
     a = a_rounded;
     b = b_rounded;
   }

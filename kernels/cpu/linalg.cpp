@@ -56,9 +56,10 @@ void broadcast_batch_offsets(const pock_tensor_desc& a, const pock_tensor_desc& 
 bool matmul_accepts(const pock_op_desc& op) {
   if (op.num_inputs != 2 || op.num_outputs != 1) return false;
   const pock_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &y = op.outputs[0];
-  if (!is_f32(a) || !is_f32(b) || !is_f32(y) || a.rank < 2 || b.rank < 2 || y.rank < 2) return false;
   params::MatMulParams p;
   if (!params::parse(op, &p).is_ok()) return false;
+  if (!is_gemm_operand(a, p.bf16) || !is_gemm_operand(b, p.bf16) || !is_f32(y)) return false;
+  if (a.rank < 2 || b.rank < 2 || y.rank < 2) return false;
   const int64_t k = p.transpose_a ? a.dims[a.rank - 2] : a.dims[a.rank - 1];
   return fits_blas_int(y.dims[y.rank - 2]) && fits_blas_int(y.dims[y.rank - 1]) && fits_blas_int(k) &&
          fits_blas_int(a.dims[a.rank - 1]) && fits_blas_int(b.dims[b.rank - 1]);
@@ -106,7 +107,7 @@ Status matmul_prepare(const pock_op_desc& op, KernelScope& scope, void** state) 
 }
 
 Status matmul_run(const KernelCall& c) {
-  return static_cast<const GemmPlan*>(c.state)->run(c.in_data<float>(0), c.in_data<float>(1), nullptr, c.out_data<float>(0));
+  return static_cast<const GemmPlan*>(c.state)->run(c.in(0).data, c.in(1).data, nullptr, c.out_data<float>(0));
 }
 
 void gemm_release(void* state) { delete static_cast<GemmPlan*>(state); }
@@ -116,10 +117,10 @@ void gemm_release(void* state) { delete static_cast<GemmPlan*>(state); }
 bool linear_accepts(const pock_op_desc& op) {
   if (op.num_inputs < 2 || op.num_outputs != 1) return false;
   const pock_tensor_desc &x = op.inputs[0], &w = op.inputs[1], &y = op.outputs[0];
-  if (!is_f32(x) || !is_f32(w) || !is_f32(y) || x.rank < 1 || w.rank != 2) return false;
-  if (op.num_inputs > 2 && is_present(op.inputs[2]) && !is_f32(op.inputs[2])) return false;
   params::MatMulParams p;
   if (!params::parse(op, &p).is_ok()) return false;
+  if (!is_gemm_operand(x, p.bf16) || !is_gemm_operand(w, p.bf16) || !is_f32(y) || x.rank < 1 || w.rank != 2) return false;
+  if (op.num_inputs > 2 && is_present(op.inputs[2]) && !is_f32(op.inputs[2])) return false;
   return fits_blas_int(dims_product(x, 0, x.rank - 1)) && fits_blas_int(w.dims[0]) && fits_blas_int(w.dims[1]);
 }
 
@@ -152,11 +153,11 @@ Status linear_prepare(const pock_op_desc& op, KernelScope& scope, void** state) 
 
 Status linear_run(const KernelCall& c) {
   const float* bias = c.num_inputs() > 2 && c.has_input(2) ? c.in_data<float>(2) : nullptr;
-  return static_cast<const GemmPlan*>(c.state)->run(c.in_data<float>(0), c.in_data<float>(1), bias, c.out_data<float>(0));
+  return static_cast<const GemmPlan*>(c.state)->run(c.in(0).data, c.in(1).data, bias, c.out_data<float>(0));
 }
 
-KernelDef def(const char* op, KernelFn run, KernelScopedPrepareFn prepare, bool (*accepts)(const pock_op_desc&)) {
-  KernelDef d{op, DType::kF32, run, kCpuScore, nullptr, gemm_release};
+KernelDef def(const char* op, DType key, KernelFn run, KernelScopedPrepareFn prepare, bool (*accepts)(const pock_op_desc&)) {
+  KernelDef d{op, key, run, kCpuScore, nullptr, gemm_release};
   d.accepts = accepts;
   d.prepare_scoped = prepare;
   return d;
@@ -165,8 +166,11 @@ KernelDef def(const char* op, KernelFn run, KernelScopedPrepareFn prepare, bool 
 }  // namespace
 
 void register_linalg(KernelTable& t) {
-  t.add(def("MatMul", matmul_run, matmul_prepare, matmul_accepts));
-  t.add(def("Linear", linear_run, linear_prepare, linear_accepts));
+  // Keyed by the first operand's dtype: bf16 when it is the compiler's bf16 copy of an activation.
+  for (DType key : {DType::kF32, DType::kBF16}) {
+    t.add(def("MatMul", key, matmul_run, matmul_prepare, matmul_accepts));
+    t.add(def("Linear", key, linear_run, linear_prepare, linear_accepts));
+  }
 }
 
 }  // namespace pock::cpu

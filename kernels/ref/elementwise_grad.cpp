@@ -251,14 +251,13 @@ int64_t leading_rows(const pock_tensor_desc& t) {
 
 // dx[m, k] = sum_n dy[m, n] w[n, k]
 Status linear_input_grad(const KernelCall& c, const params::MatMulParams& gemm) {
-  const float* dy = c.in_data<float>(0);
-  const float* w = c.in_data<float>(1);
+  const ref::GemmOperand dy = ref::gemm_operand_of(c, 0, gemm.bf16), w = ref::gemm_operand_of(c, 1, gemm.bf16);
   float* dx = c.out_data<float>(0);
   const int64_t rows = leading_rows(c.in(0)), n = c.in(1).dims[0], k = c.in(1).dims[1];
   for (int64_t m = 0; m < rows; ++m) {
     for (int64_t j = 0; j < k; ++j) {
       double acc = 0.0;
-      for (int64_t p = 0; p < n; ++p) acc += ref::gemm_operand(dy[m * n + p], gemm.bf16) * ref::gemm_operand(w[p * k + j], gemm.bf16);
+      for (int64_t p = 0; p < n; ++p) acc += dy[m * n + p] * w[p * k + j];
       dx[m * k + j] = static_cast<float>(acc);
     }
   }
@@ -288,15 +287,14 @@ Status linear_int8_input_grad(const KernelCall& c) {
 
 // dw[n, k] = sum_m dy[m, n] x[m, k]
 Status linear_weight_grad(const KernelCall& c, const params::MatMulParams& gemm) {
-  const float* dy = c.in_data<float>(0);
-  const float* x = c.in_data<float>(1);
+  const ref::GemmOperand dy = ref::gemm_operand_of(c, 0, gemm.bf16), x = ref::gemm_operand_of(c, 1, gemm.bf16);
   float* dw = c.out_data<float>(0);
   const int64_t rows = leading_rows(c.in(0));
   const int64_t n = c.in(0).dims[c.in(0).rank - 1], k = c.in(1).dims[c.in(1).rank - 1];
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < k; ++j) {
       double acc = 0.0;
-      for (int64_t m = 0; m < rows; ++m) acc += ref::gemm_operand(dy[m * n + i], gemm.bf16) * ref::gemm_operand(x[m * k + j], gemm.bf16);
+      for (int64_t m = 0; m < rows; ++m) acc += dy[m * n + i] * x[m * k + j];
       dw[i * k + j] = static_cast<float>(acc);
     }
   }
@@ -335,6 +333,9 @@ void register_ref_elementwise_grad(KernelTable& t) {
   t.add(typed_kernel<params::MatMulParams, linear_input_grad>("LinearInputGrad", DType::kF32));
   t.add(ref::with_int8_row({"LinearInt8InputGrad", DType::kF32, linear_int8_input_grad}));
   t.add(typed_kernel<params::MatMulParams, linear_weight_grad>("LinearWeightGrad", DType::kF32));
+  // compute "bf16" gradients whose dy is the compiler's bf16 copy (src/compiler/lowering/bf16_operands.hpp).
+  t.add(typed_kernel<params::MatMulParams, linear_input_grad>("LinearInputGrad", DType::kBF16));
+  t.add(typed_kernel<params::MatMulParams, linear_weight_grad>("LinearWeightGrad", DType::kBF16));
 }
 
 }  // namespace pock

@@ -1,5 +1,8 @@
 // Reference kernels of the linalg family: MatMul (f32 and f64) and Linear, f32 with double
-// accumulation (compute "bf16": operands rounded to bf16 first), and LinearInt8 (int8 rows times int8 weights, int32 accumulation).
+// accumulation (compute "bf16": f32 operands rounded to bf16 first, bf16 ones read as they are), and LinearInt8 (int8 rows times int8 weights, int32 accumulation).
+#include <type_traits>
+#include <utility>
+
 #include "ir/activation.hpp"
 #include "kernels/params/linalg.hpp"
 #include "kernels/int8_rows.h"
@@ -18,26 +21,29 @@ pock_tensor_desc batch_dims(const pock_tensor_desc& t) {
 }
 
 // One [M, N] product: c = op(a) op(b), where op transposes when asked.
-// Element (i, k) of op(a) is a[i * sa_row + k * sa_col]; likewise for b.
-// f64 operands are read as they are (compute "bf16" is an f32 mode).
-inline double gemm_operand(double v, bool) { return v; }
-inline double gemm_operand(float v, bool bf16) { return ref::gemm_operand(v, bf16); }
-
-template <typename T>
-void gemm(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb, bool bf16) {
+// Element (i, k) of op(a) is a[i * sa_row + k * sa_col]; likewise for b. A and B index like
+// pointers: double* (f64, read as it is) or ref::GemmOperand (f32 or bf16, compute "bf16").
+template <typename A, typename B, typename T>
+void gemm(A a, B b, T* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
   const int64_t sa_row = ta ? 1 : k, sa_col = ta ? m : 1;
   const int64_t sb_row = tb ? 1 : n, sb_col = tb ? k : 1;
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       double acc = 0.0;
-      for (int64_t p = 0; p < k; ++p) {
-        acc += gemm_operand(a[i * sa_row + p * sa_col], bf16) * gemm_operand(b[p * sb_row + j * sb_col], bf16);
-      }
+      for (int64_t p = 0; p < k; ++p) acc += double{a[i * sa_row + p * sa_col]} * double{b[p * sb_row + j * sb_col]};
       c[i * n + j] = static_cast<T>(acc);
     }
   }
 }
 
+// A matrix operand offset by `e` elements.
+inline const double* offset(const double* p, int64_t e) { return p + e; }
+inline ref::GemmOperand offset(ref::GemmOperand p, int64_t e) {
+  p.data = static_cast<const uint8_t*>(p.data) + e * (p.stored_bf16 ? 2 : 4);
+  return p;
+}
+
+// T is the output's dtype: f64 (f64 operands) or f32 (f32 or, with compute "bf16", bf16 operands).
 template <typename T>
 Status matmul(const KernelCall& c, const params::MatMulParams& p) {
   const pock_tensor_desc& A = c.in(0);
@@ -48,14 +54,19 @@ Status matmul(const KernelCall& c, const params::MatMulParams& p) {
   const int64_t m = Y.dims[Y.rank - 2];
   const int64_t n = Y.dims[Y.rank - 1];
   const int64_t k = ta ? A.dims[A.rank - 2] : A.dims[A.rank - 1];
-  const T* a = c.in_data<T>(0);
-  const T* b = c.in_data<T>(1);
   T* y = c.out_data<T>(0);
   const pock_tensor_desc a_batch = batch_dims(A), b_batch = batch_dims(B), y_batch = batch_dims(Y);
   const pock_tensor_desc* ins[2] = {&a_batch, &b_batch};
+  auto operands = [&]() {
+    if constexpr (std::is_same_v<T, double>) return std::pair{c.in_data<double>(0), c.in_data<double>(1)};
+    else return std::pair{ref::gemm_operand_of(c, 0, p.bf16), ref::gemm_operand_of(c, 1, p.bf16)};
+  };
+  const auto ab = operands();  // not a structured binding: clang 14 cannot capture one
+  const auto a = ab.first;
+  const auto b = ab.second;
   // Offsets from for_each_broadcast count whole matrices; scale them by each matrix's size.
   ref::for_each_broadcast<2>(y_batch, ins, [&](int64_t o, int64_t i, int64_t j) {
-    gemm(a + i * m * k, b + j * k * n, y + o * m * n, m, n, k, ta, tb, p.bf16);
+    gemm(offset(a, i * m * k), offset(b, j * k * n), y + o * m * n, m, n, k, ta, tb);
   });
   return Status::ok();
 }
@@ -66,15 +77,14 @@ Status linear(const KernelCall& c, const params::MatMulParams& p) {
   const int64_t n = c.in(1).dims[0];
   int64_t rows = 1;  // every leading dim of x is a batch of rows
   for (int d = 0; d + 1 < X.rank; ++d) rows *= X.dims[d];
-  const float* x = c.in_data<float>(0);
-  const float* w = c.in_data<float>(1);
+  const ref::GemmOperand x = ref::gemm_operand_of(c, 0, p.bf16), w = ref::gemm_operand_of(c, 1, p.bf16);
   const float* bias = c.has_input(2) ? c.in_data<float>(2) : nullptr;
   float* y = c.out_data<float>(0);
   const Activation activation = p.activation;
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t j = 0; j < n; ++j) {
       double acc = bias ? static_cast<double>(bias[j]) : 0.0;
-      for (int64_t q = 0; q < k; ++q) acc += ref::gemm_operand(x[r * k + q], p.bf16) * ref::gemm_operand(w[j * k + q], p.bf16);
+      for (int64_t q = 0; q < k; ++q) acc += x[r * k + q] * w[j * k + q];
       y[r * n + j] = apply_activation(activation, static_cast<float>(acc));
     }
   }
@@ -113,6 +123,9 @@ void register_ref_linalg(KernelTable& t) {
   t.add(typed_kernel<params::MatMulParams, matmul<float>>("MatMul", DType::kF32));
   t.add(typed_kernel<params::MatMulParams, matmul<double>>("MatMul", DType::kF64));
   t.add(typed_kernel<params::MatMulParams, linear>("Linear", DType::kF32));
+  // compute "bf16" GEMMs whose first operand is the compiler's bf16 copy of an activation.
+  t.add(typed_kernel<params::MatMulParams, matmul<float>>("MatMul", DType::kBF16));
+  t.add(typed_kernel<params::MatMulParams, linear>("Linear", DType::kBF16));
 }
 
 }  // namespace pock

@@ -12,6 +12,22 @@ namespace pock::ref {
 // in double, since the ref GEMMs sum in double (a product of two bf16 values is exact in f32).
 inline double gemm_operand(float v, bool bf16) { return bf16 ? pock_round_bf16(v) : v; }
 
+// Input `i` of a GEMM as gemm_operand reads its elements: an f32 tensor (rounded with compute
+// "bf16"), or a bf16 one (the compiler's shared copy of an activation, already rounded: widened
+// exactly, so both give the same values).
+struct GemmOperand {
+  const void* data;
+  bool stored_bf16;
+  bool round;
+  double operator[](int64_t e) const {
+    return stored_bf16 ? pock_bf16_to_f32(static_cast<const uint16_t*>(data)[e])
+                       : gemm_operand(static_cast<const float*>(data)[e], round);
+  }
+};
+inline GemmOperand gemm_operand_of(const KernelCall& c, int i, bool bf16) {
+  return {c.in(i).data, c.in(i).dtype == POCK_BF16, bf16};
+}
+
 // How a dtype's elements are read into the type its arithmetic runs in and written back: f32 and
 // the integers as themselves, f16 and bf16 in float (exactly; rounded back to nearest even).
 template <typename T>

@@ -7,6 +7,7 @@
 
 #include "compiler/autodiff/autodiff.hpp"
 #include "compiler/lowering/bf16_compute.hpp"
+#include "compiler/lowering/bf16_operands.hpp"
 #include "compiler/lowering/batch_size.hpp"
 #include "compiler/lowering/fold_frozen_scale.hpp"
 #include "compiler/lowering/quantize_frozen.hpp"
@@ -175,7 +176,10 @@ Status build_training_functions(TrainingProgram& program, const Recipe& recipe, 
 
   POCK_RETURN_IF_ERROR(build_eval(program, recipe, source, labels, folding, int8));
   if (recipe.precision == "bf16") {
-    for (FunctionDef& f : program.functions) mark_bf16_gemms(f.nodes);
+    for (FunctionDef& f : program.functions) {
+      mark_bf16_gemms(f.nodes);
+      if (bf16_operands_apply(options)) POCK_RETURN_IF_ERROR(share_bf16_operands(g, f).status());
+    }
   }
   return Status::ok();
 }

@@ -13,11 +13,10 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "compiler/program.hpp"
-#include "compiler/training.hpp"
 #include "kernels/bf16_round.h"
 #include "support/backward_cases.hpp"
 #include "support/grad_check.hpp"
+#include "support/training_program.hpp"
 
 using namespace pock;
 using namespace pock::test;
@@ -136,19 +135,24 @@ TEST_CASE("a GEMM's compute attribute other than f32 or bf16 is refused, naming 
 namespace {
 
 // The GEMMs of one transformer-ish layer and of attention, with compute bf16, cpu against ref.
-void check_bf16_cases() {
+// `activation` makes the operands that are activations: f32 (input), or the compiler's bf16
+// copies of them (bf16s, src/compiler/lowering/bf16_operands.hpp); weights stay f32.
+void check_bf16_cases(Operand (*activation)(Shape, uint32_t, float, float) = input) {
   uint32_t seed = 900;
   const int64_t rows = 37, n = 29, k = 70;
-  check_against_ref("cpu", {"Linear", {input({rows, k}, ++seed), input({n, k}, ++seed), input({n}, ++seed)}, kBf16}, "cpu");
-  check_against_ref("cpu", {"Linear", {input({2, rows, k}, ++seed), frozen({n, k}, ++seed), omitted()}, kBf16}, "cpu");
-  check_against_ref("cpu", {"LinearInputGrad", {input({rows, n}, ++seed), input({n, k}, ++seed)}, kBf16}, "cpu");
-  check_against_ref("cpu", {"LinearWeightGrad", {input({2, rows, n}, ++seed), input({2, rows, k}, ++seed)}, kBf16}, "cpu");
+  auto act = [&](Shape shape) { return activation(std::move(shape), ++seed, -1.0f, 1.0f); };
+  check_against_ref("cpu", {"Linear", {act({rows, k}), input({n, k}, ++seed), input({n}, ++seed)}, kBf16}, "cpu");
+  check_against_ref("cpu", {"Linear", {act({2, rows, k}), frozen({n, k}, ++seed), omitted()}, kBf16}, "cpu");
+  check_against_ref("cpu", {"LinearInputGrad", {act({rows, n}), input({n, k}, ++seed)}, kBf16}, "cpu");
+  check_against_ref("cpu", {"LinearWeightGrad", {act({2, rows, n}), act({2, rows, k})}, kBf16}, "cpu");
+  check_against_ref("cpu", {"LinearWeightGrad", {act({rows, n}), input({rows, k}, ++seed)}, kBf16}, "cpu");
   for (int64_t ta : {0, 1}) {
     for (int64_t tb : {0, 1}) {
       const Shape a = ta ? Shape{3, k, rows} : Shape{3, rows, k}, b = tb ? Shape{n, k} : Shape{k, n};
       const Shape b3 = tb ? Shape{3, n, k} : Shape{3, k, n};
-      check_against_ref("cpu", {"MatMul", {input(a, ++seed), input(b3, ++seed)}, bf16_transposes(ta, tb)}, "cpu");
-      check_against_ref("cpu", {"MatMul", {input(a, ++seed), input(b, ++seed)}, bf16_transposes(ta, tb)}, "cpu");
+      check_against_ref("cpu", {"MatMul", {act(a), act(b3)}, bf16_transposes(ta, tb)}, "cpu");
+      check_against_ref("cpu", {"MatMul", {act(a), input(b, ++seed)}, bf16_transposes(ta, tb)}, "cpu");
+      check_against_ref("cpu", {"MatMul", {input(a, ++seed), act(b3)}, bf16_transposes(ta, tb)}, "cpu");
     }
   }
 }
@@ -160,6 +164,12 @@ TEST_CASE("cpu bf16 GEMMs match ref on the machine's fastest way", "[ops][cpu][b
 TEST_CASE("cpu bf16 GEMMs match ref on the f32 rounding fallback (POCK_BF16_ISA=fp32)", "[ops][cpu][bf16]") {
   ForcedIsa fallback("fp32");
   check_bf16_cases();
+}
+
+TEST_CASE("cpu bf16 GEMMs on bf16 operands match ref, on both ways", "[ops][cpu][bf16]") {
+  check_bf16_cases(bf16s);
+  ForcedIsa fallback("fp32");
+  check_bf16_cases(bf16s);
 }
 #endif
 
@@ -216,15 +226,7 @@ TEST_CASE("recipe precision: fp32 by default, bf16 marks every GEMM, others refu
     REQUIRE(engine->train_step().is_ok());
   }
   // What the compiler marked is checked on the graph it builds (tests/compiler reads blobs).
-  TrainingProgram program;
-  program.graph = g;
-  FunctionDef infer;
-  infer.name = "infer";
-  infer.nodes = g.nodes();
-  infer.inputs = {g.find("x")};
-  infer.outputs = g.outputs();
-  program.functions.push_back(infer);
-  REQUIRE(build_training_functions(program, bf16.value(), {}).is_ok());
+  const TrainingProgram program = build_training_program(g, bf16.value());
   int gemms = 0, marked = 0;
   for (const FunctionDef& f : program.functions) {
     for (const Node& node : f.nodes) {

@@ -13,6 +13,7 @@
 #pragma once
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -31,16 +32,17 @@ struct Operand {
   Shape shape;
   std::vector<float> values;  // f32 operands
   std::vector<int64_t> ints;  // i64 operands (labels, the step counter)
-  std::vector<uint8_t> bytes; // u8 operands (masks) and i8 ones (int8 weights)
+  std::vector<uint8_t> bytes; // u8 operands (masks), i8 ones (int8 weights) and bf16 ones
   bool frozen = false;        // a model parameter (constant in the blob) rather than a graph input
   bool omitted = false;       // an absent optional input
 
+  bool in_bytes() const { return dtype == DType::kU8 || dtype == DType::kI8 || dtype == DType::kBF16; }
   size_t nbytes() const {
-    if (dtype == DType::kU8 || dtype == DType::kI8) return bytes.size();
+    if (in_bytes()) return bytes.size();
     return dtype == DType::kI64 ? ints.size() * sizeof(int64_t) : values.size() * sizeof(float);
   }
   const void* data() const {
-    if (dtype == DType::kU8 || dtype == DType::kI8) return bytes.data();
+    if (in_bytes()) return bytes.data();
     return dtype == DType::kI64 ? static_cast<const void*>(ints.data()) : values.data();
   }
 };
@@ -101,6 +103,22 @@ inline Operand int8s(Shape shape, uint32_t seed) {
   o.bytes.resize(static_cast<size_t>(numel(shape)));
   for (uint8_t& b : o.bytes) b = static_cast<uint8_t>(static_cast<int8_t>(d(gen)));
   o.shape = std::move(shape);
+  return o;
+}
+
+// Random bf16 values (uniform as input()'s, then rounded): `values` holds them as f32, `bytes`
+// their bf16 bit patterns, which the op reads.
+inline Operand bf16s(Shape shape, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  Operand o = input(std::move(shape), seed, lo, hi);
+  o.dtype = DType::kBF16;
+  for (float& v : o.values) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, &v, sizeof bits);
+    bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;  // nearest even (no NaN here)
+    std::memcpy(&v, &bits, sizeof v);
+    o.bytes.push_back(static_cast<uint8_t>(bits >> 16));
+    o.bytes.push_back(static_cast<uint8_t>(bits >> 24));
+  }
   return o;
 }
 

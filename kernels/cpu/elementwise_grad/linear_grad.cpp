@@ -22,21 +22,22 @@ namespace {
 int64_t leading_rows(const pock_tensor_desc& t) { return t.rank > 0 ? dims_product(t, 0, t.rank - 1) : 1; }
 int64_t last_dim(const pock_tensor_desc& t) { return t.rank > 0 ? t.dims[t.rank - 1] : 1; }
 
-bool all_f32(const pock_op_desc& op) {
+// f32 operands, or with compute "bf16" f32 or bf16 ones; the gradient is f32.
+bool dtypes_fit(const pock_op_desc& op) {
   params::MatMulParams p;
-  return op.num_inputs == 2 && op.num_outputs == 1 && is_f32(op.inputs[0]) && is_f32(op.inputs[1]) &&
-         is_f32(op.outputs[0]) && params::parse(op, &p).is_ok();
+  return op.num_inputs == 2 && op.num_outputs == 1 && params::parse(op, &p).is_ok() &&
+         is_gemm_operand(op.inputs[0], p.bf16) && is_gemm_operand(op.inputs[1], p.bf16) && is_f32(op.outputs[0]);
 }
 
 bool input_grad_accepts(const pock_op_desc& op) {
-  if (!all_f32(op)) return false;
+  if (!dtypes_fit(op)) return false;
   const pock_tensor_desc &dy = op.inputs[0], &w = op.inputs[1], &dx = op.outputs[0];
   if (w.rank != 2 || last_dim(dy) != w.dims[0] || numel(dx) != leading_rows(dy) * w.dims[1]) return false;
   return fits_blas_int(leading_rows(dy)) && fits_blas_int(w.dims[0]) && fits_blas_int(w.dims[1]);
 }
 
 bool weight_grad_accepts(const pock_op_desc& op) {
-  if (!all_f32(op)) return false;
+  if (!dtypes_fit(op)) return false;
   const pock_tensor_desc &dy = op.inputs[0], &x = op.inputs[1], &dw = op.outputs[0];
   if (leading_rows(dy) != leading_rows(x) || numel(dw) != last_dim(dy) * last_dim(x)) return false;
   return fits_blas_int(leading_rows(dy)) && fits_blas_int(last_dim(dy)) && fits_blas_int(last_dim(x));
@@ -74,11 +75,11 @@ Status prepare(const pock_op_desc& op, KernelScope& scope, void** state) {
 void release(void* state) { delete static_cast<GemmPlan*>(state); }
 
 Status run(const KernelCall& c) {
-  return static_cast<const GemmPlan*>(c.state)->run(c.in_data<float>(0), c.in_data<float>(1), nullptr, c.out_data<float>(0));
+  return static_cast<const GemmPlan*>(c.state)->run(c.in(0).data, c.in(1).data, nullptr, c.out_data<float>(0));
 }
 
-KernelDef def(const char* op, bool (*accepts)(const pock_op_desc&)) {
-  KernelDef d{op, DType::kF32, run, kCpuScore, nullptr, release};
+KernelDef def(const char* op, DType key, bool (*accepts)(const pock_op_desc&)) {
+  KernelDef d{op, key, run, kCpuScore, nullptr, release};
   d.accepts = accepts;
   d.prepare_scoped = prepare;
   return d;
@@ -87,8 +88,11 @@ KernelDef def(const char* op, bool (*accepts)(const pock_op_desc&)) {
 }  // namespace
 
 void register_linear_grad(KernelTable& t) {
-  t.add(def("LinearInputGrad", input_grad_accepts));
-  t.add(def("LinearWeightGrad", weight_grad_accepts));
+  // Keyed by dy's dtype: bf16 when it is the compiler's bf16 copy.
+  for (DType key : {DType::kF32, DType::kBF16}) {
+    t.add(def("LinearInputGrad", key, input_grad_accepts));
+    t.add(def("LinearWeightGrad", key, weight_grad_accepts));
+  }
 }
 
 }  // namespace pock::cpu

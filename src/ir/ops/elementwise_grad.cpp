@@ -105,8 +105,7 @@ Status reduce_input_grad(InferContext& ctx) {
 // dy [..., N] and w [N, K] -> dx [..., K].
 Status linear_input_grad(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
-  POCK_RETURN_IF_ERROR(schema::require_gemm_compute(ctx));
-  POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
+  POCK_ASSIGN_OR_RETURN(const DType dtype, schema::gemm_output_dtype(ctx, 2));
   const Shape& dy = ctx.in(0).shape;
   const Shape& w = ctx.in(1).shape;
   if (dy.empty() || w.size() != 2 || dy.back() != w[0]) {
@@ -114,7 +113,7 @@ Status linear_input_grad(InferContext& ctx) {
   }
   Shape out = dy;
   out.back() = w[1];
-  ctx.outputs = {TensorType{ctx.in(0).dtype, out}};
+  ctx.outputs = {TensorType{dtype, out}};
   return Status::ok();
 }
 
@@ -138,15 +137,14 @@ Status linear_int8_input_grad(InferContext& ctx) {
 // dy [..., N] and x [..., K] -> dw [N, K] (summed over the leading dimensions).
 Status linear_weight_grad(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
-  POCK_RETURN_IF_ERROR(schema::require_gemm_compute(ctx));
-  POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
+  POCK_ASSIGN_OR_RETURN(const DType dtype, schema::gemm_output_dtype(ctx, 2));
   const Shape& dy = ctx.in(0).shape;
   const Shape& x = ctx.in(1).shape;
   if (dy.empty() || x.size() != dy.size() || !std::equal(dy.begin(), dy.end() - 1, x.begin())) {
     return ctx.shape_error("needs dy [..., N] and x [..., K] with equal leading dimensions, got " + shape_str(dy) +
                            " and " + shape_str(x));
   }
-  ctx.outputs = {TensorType{ctx.in(0).dtype, Shape{dy.back(), x.back()}}};
+  ctx.outputs = {TensorType{dtype, Shape{dy.back(), x.back()}}};
   return Status::ok();
 }
 

@@ -16,10 +16,9 @@ Status require_flag(const InferContext& ctx, const char* name) {
 
 Status matmul(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
-  POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
   POCK_RETURN_IF_ERROR(require_flag(ctx, "transpose_a"));
   POCK_RETURN_IF_ERROR(require_flag(ctx, "transpose_b"));
-  POCK_RETURN_IF_ERROR(schema::require_gemm_compute(ctx));
+  POCK_ASSIGN_OR_RETURN(const DType dtype, schema::gemm_output_dtype(ctx, 2));
   const Shape& a = ctx.in(0).shape;
   const Shape& b = ctx.in(1).shape;
   if (a.size() < 2 || b.size() < 2) {
@@ -42,7 +41,7 @@ Status matmul(InferContext& ctx) {
   Shape out = batch.value();
   out.push_back(m);
   out.push_back(n);
-  ctx.outputs = {TensorType{ctx.in(0).dtype, out}};
+  ctx.outputs = {TensorType{dtype, out}};
   return Status::ok();
 }
 
@@ -58,8 +57,7 @@ Status require_activation(const InferContext& ctx) {
 Status linear(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
   POCK_RETURN_IF_ERROR(require_activation(ctx));
-  POCK_RETURN_IF_ERROR(schema::require_gemm_compute(ctx));
-  POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
+  POCK_ASSIGN_OR_RETURN(const DType dtype, schema::gemm_output_dtype(ctx, 2));
   const Shape& x = ctx.in(0).shape;
   const Shape& w = ctx.in(1).shape;
   if (x.empty()) return ctx.shape_error("x must have rank >= 1, got a scalar");
@@ -73,7 +71,7 @@ Status linear(InferContext& ctx) {
   }
   Shape out = x;
   out.back() = w[0];
-  ctx.outputs = {TensorType{ctx.in(0).dtype, out}};
+  ctx.outputs = {TensorType{dtype, out}};
   return Status::ok();
 }
 

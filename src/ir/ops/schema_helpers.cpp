@@ -34,6 +34,27 @@ Status require_same_dtype(const InferContext& ctx) {
   return Status::ok();
 }
 
+Result<DType> gemm_output_dtype(const InferContext& ctx, size_t operands) {
+  POCK_RETURN_IF_ERROR(require_gemm_compute(ctx));
+  const auto* compute = ctx.attrs->find("compute");
+  const auto* name = compute ? std::get_if<std::string>(compute) : nullptr;
+  bool mixed_f32_bf16 = name && *name == "bf16";
+  for (size_t i = 0; i < operands && mixed_f32_bf16; ++i) {
+    mixed_f32_bf16 = ctx.in(i).dtype == DType::kF32 || ctx.in(i).dtype == DType::kBF16;
+  }
+  if (!mixed_f32_bf16) {
+    POCK_RETURN_IF_ERROR(require_same_dtype(ctx));
+    return ctx.in(0).dtype;
+  }
+  for (size_t i = operands; i < ctx.inputs.size(); ++i) {
+    if (ctx.has_in(i) && ctx.in(i).dtype != DType::kF32) {
+      return ctx.error("input " + std::to_string(i) + " must be f32 (a compute \"bf16\" GEMM's output is f32), got " +
+                       dtype_name(ctx.in(i).dtype));
+    }
+  }
+  return DType::kF32;
+}
+
 Status broadcast_binary(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(require_same_dtype(ctx));
   auto shape = broadcast_shapes(ctx.in(0).shape, ctx.in(1).shape);

@@ -18,6 +18,12 @@ Result<int64_t> checked_numel(const InferContext& ctx, const Shape& shape);
 Status require_gemm_compute(const InferContext& ctx);
 // All present inputs share input 0's dtype.
 Status require_same_dtype(const InferContext& ctx);
+// The dtype of a GEMM's output, from its first `operands` inputs (the matrices; a bias after them
+// shares the output's dtype). With compute "bf16" each matrix may be f32 or already bf16 (the
+// compiler converts an activation once for all the GEMMs that read it,
+// src/compiler/lowering/bf16_operands.hpp) and the sums, so the output, are f32. Otherwise every
+// input shares input 0's dtype, which the output has.
+Result<DType> gemm_output_dtype(const InferContext& ctx, size_t operands);
 // Registers a schema in one line.
 void add(SchemaRegistry& r, const char* name, int min_in, int max_in, int min_out, int max_out, InferFn infer,
          const char* doc, std::vector<int> mutated = {});
