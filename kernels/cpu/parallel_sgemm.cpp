@@ -33,10 +33,21 @@ SgemmCall columns_of(const SgemmCall& call, int64_t begin, int64_t end) {
   return part;
 }
 
+// Where the callers split work over the pool, OpenBLAS must not thread itself as well. Set here,
+// where every cpu sgemm passes, so that no kernel's prepare can forget it (blas.hpp's
+// configure_blas_threads keeps the per-op setting of builds without a pool).
+void keep_blas_single_threaded() {
+#ifdef POCK_CPU_HAS_THREAD_POOL
+  static const bool once = (openblas_set_num_threads(1), true);
+  (void)once;
+#endif
+}
+
 }  // namespace
 
 void sgemm(const SgemmCall& c) {
   if (c.m <= 0 || c.n <= 0) return;
+  keep_blas_single_threaded();
   cblas_sgemm(CblasRowMajor, c.transpose_a ? CblasTrans : CblasNoTrans, c.transpose_b ? CblasTrans : CblasNoTrans,
               static_cast<int>(c.m), static_cast<int>(c.n), static_cast<int>(c.k), c.alpha, c.a,
               static_cast<int>(std::max<int64_t>(c.lda, 1)), c.b, static_cast<int>(std::max<int64_t>(c.ldb, 1)),
