@@ -207,12 +207,17 @@ Status emit_program(const TrainingProgram& program, const CompileOptions&, const
         rep.arena_lower_bound_bytes += plan.lower_bound;
       }
       // Saved activations: written by a forward (or loss) node, read by a backward or update node.
-      for (const BufferRequest& r : arena->lifetimes) {
+      // A view shares its input's buffer: count each buffer once.
+      std::vector<bool> counted(arena->plan.offsets.size(), false);
+      for (size_t t = 0; t < arena->lifetimes.size(); ++t) {
+        const BufferRequest& r = arena->lifetimes[t];
         const Phase made = fn.nodes[r.first].phase;
         const Phase read = fn.nodes[r.last].phase;
         const bool forward_made = made == Phase::kForward || made == Phase::kLoss;
         const bool backward_read = read == Phase::kBackward || read == Phase::kUpdate;
-        if (forward_made && backward_read) rep.saved_activation_bytes += r.size;
+        if (!forward_made || !backward_read || counted[arena->buffer_of[t]]) continue;
+        counted[arena->buffer_of[t]] = true;
+        rep.saved_activation_bytes += r.size;
       }
     }
     spec->functions.push_back(std::move(fs));

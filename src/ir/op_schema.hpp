@@ -48,6 +48,9 @@ struct OpSchema {
   // Output 0 may reuse this input's buffer when that input dies at this op and has the same size
   // (elementwise ops whose kernel reads element i before writing element i). -1: never.
   int inplace_input = -1;
+  // Output 0 is input 0's bytes unchanged under another shape (Reshape, Flatten, Squeeze,
+  // Unsqueeze): the planner gives both one buffer for as long as either lives, so no copy runs.
+  bool is_view = false;
   std::string doc;
 };
 
@@ -64,6 +67,10 @@ class SchemaRegistry {
   void set_inplace(const std::string& op, int input) {
     auto it = schemas_.find(op);
     if (it != schemas_.end()) it->second.inplace_input = input;
+  }
+  void set_view(const std::string& op) {
+    auto it = schemas_.find(op);
+    if (it != schemas_.end()) it->second.is_view = true;
   }
 
  private:

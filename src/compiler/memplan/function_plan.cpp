@@ -19,6 +19,25 @@ int inplace_candidate(const Node& n) {
   return static_cast<int>(ii);
 }
 
+bool is_view_candidate(const Node& n) {
+  const OpSchema* schema = SchemaRegistry::global().find(n.op);
+  return schema && schema->is_view && !n.inputs.empty() && n.inputs[0] != kNoTensor && !n.outputs.empty();
+}
+
+std::vector<bool> tensors_written_in_place(const std::vector<Node>& nodes, size_t num_tensors) {
+  std::vector<bool> mutated(num_tensors, false);
+  for (const Node& n : nodes) {
+    const OpSchema* schema = SchemaRegistry::global().find(n.op);
+    if (!schema) continue;
+    for (int i : schema->mutated_inputs) {
+      if (static_cast<size_t>(i) < n.inputs.size() && n.inputs[static_cast<size_t>(i)] != kNoTensor) {
+        mutated[static_cast<size_t>(n.inputs[static_cast<size_t>(i)])] = true;
+      }
+    }
+  }
+  return mutated;
+}
+
 Result<FunctionArenaPlan> plan_function_arena(const Graph& g, const std::vector<Node>& nodes,
                                               const std::vector<bool>& in_arena) {
   FunctionArenaPlan out;
@@ -41,23 +60,48 @@ Result<FunctionArenaPlan> plan_function_arena(const Graph& g, const std::vector<
       out.tensors.push_back(id);
     }
   }
-  // In-place groups (union-find over buffers).
+  // Buffer groups (union-find): a view shares its input's buffer for as long as either lives; an
+  // in-place output takes over a buffer whose every tensor dies at that op.
   std::vector<size_t> group(out.lifetimes.size());
   std::iota(group.begin(), group.end(), size_t{0});
   auto root = [&](size_t r) {
     while (group[r] != r) r = group[r] = group[group[r]];
     return r;
   };
+  std::vector<int32_t> group_last(out.lifetimes.size());
+  for (size_t r = 0; r < out.lifetimes.size(); ++r) group_last[r] = out.lifetimes[r].last;
+  auto join = [&](size_t keep, size_t into) {
+    const size_t a = root(keep), b = root(into);
+    if (a == b) return;
+    group[a] = b;
+    group_last[b] = std::max(group_last[a], group_last[b]);
+  };
+  auto requests_of = [&](const Node& n, int input) -> std::pair<const size_t*, const size_t*> {
+    auto in = request_of.find(n.inputs[static_cast<size_t>(input)]);
+    auto res = request_of.find(n.outputs[0]);
+    if (in == request_of.end() || res == request_of.end()) return {nullptr, nullptr};
+    return {&in->second, &res->second};
+  };
+  const std::vector<bool> written_in_place = tensors_written_in_place(nodes, g.num_tensors());
+  for (const Node& n : nodes) {
+    if (!is_view_candidate(n) || written_in_place[static_cast<size_t>(n.inputs[0])] ||
+        written_in_place[static_cast<size_t>(n.outputs[0])]) {
+      continue;
+    }
+    auto [in, res] = requests_of(n, 0);
+    if (in && out.lifetimes[*in].size == out.lifetimes[*res].size) join(*res, *in);
+  }
   for (size_t k = 0; k < nodes.size(); ++k) {
     const int ii = inplace_candidate(nodes[k]);
     if (ii < 0) continue;
-    auto in = request_of.find(nodes[k].inputs[static_cast<size_t>(ii)]);
-    auto res = request_of.find(nodes[k].outputs[0]);
-    if (in == request_of.end() || res == request_of.end()) continue;
-    const BufferRequest& rin = out.lifetimes[in->second];
-    const BufferRequest& rout = out.lifetimes[res->second];
+    auto [in, res] = requests_of(nodes[k], ii);
+    if (!in) continue;
     const int32_t at = static_cast<int32_t>(k);
-    if (rin.last == at && rout.first == at && rin.size == rout.size) group[root(res->second)] = root(in->second);
+    // The whole input group must die here: a view of the input read later would see the output.
+    if (group_last[root(*in)] == at && out.lifetimes[*res].first == at &&
+        out.lifetimes[*in].size == out.lifetimes[*res].size && root(*in) != root(*res)) {
+      join(*res, *in);
+    }
   }
   std::vector<BufferRequest> merged;
   std::vector<size_t> merged_of(out.lifetimes.size());
@@ -75,6 +119,7 @@ Result<FunctionArenaPlan> plan_function_arena(const Graph& g, const std::vector<
     merged_of[r] = it->second;
   }
   out.plan = plan_memory(merged);
+  out.buffer_of = merged_of;
   out.offsets.resize(out.lifetimes.size());
   for (size_t r = 0; r < out.lifetimes.size(); ++r) out.offsets[r] = out.plan.offsets[merged_of[r]];
   return out;

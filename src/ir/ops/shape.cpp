@@ -332,6 +332,7 @@ void register_shape_schemas(SchemaRegistry& r) {
   add(r, "Split", 1, 1, 1, kMaxSplitOutputs, split, "cut along axis into pieces of the sizes in split");
   add(r, "Squeeze", 1, 1, 1, 1, squeeze, "drop size-1 dims listed in axes (absent: all size-1 dims)");
   add(r, "Unsqueeze", 1, 1, 1, 1, unsqueeze, "insert size-1 dims at axes (indices of the output)");
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}) r.set_view(op);
   add(r, "Expand", 1, 1, 1, 1, expand, "broadcast to shape (numpy rules)");
   // Inserted by the compiler where a tensor crosses memory spaces (host <-> a device backend); the
   // runtime runs it through the owning backend's copy(), or as a plain copy when both sides are host.
