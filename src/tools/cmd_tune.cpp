@@ -28,6 +28,9 @@ Result<OpTimerOptions> timer_options(const ParsedArgs& args) {
   o.threads = static_cast<int>(threads);
   o.repeats = static_cast<int>(repeats);
   o.budget_ms = static_cast<double>(budget);
+  // One thread: its CPU time, which load from other processes does not inflate (wall-clock
+  // medians of one layer varied 2x between runs on a machine shared with builds).
+  o.cpu_time = o.threads == 1;
   return o;
 }
 

@@ -10,9 +10,10 @@
 
 namespace pock::tools {
 
-// The op's median per algorithm on `cpu` (the backend named "cpu"), timed as time_op_on_backends
-// times backends, with the op's attribute "cpu_algorithm" set to each in turn. An algorithm that
-// cannot run the op is left out; `skipped` (optional) gets "name: why" for each.
+// The op's time per algorithm on `cpu` (the backend named "cpu"), with the op's attribute
+// "cpu_algorithm" set to each in turn and timed as time_op_on_backends times backends, in a few
+// interleaved rounds: the lowest of each algorithm's medians. An algorithm that cannot run the op
+// (or fails in any round) is left out; `skipped` (optional) gets "name: why" for each.
 Result<std::vector<BackendTiming>> time_cpu_conv_algorithms(const ProgramSpec& spec, const OpSpec& op,
                                                             pock_backend_v1* cpu, const OpTimerOptions& options,
                                                             std::vector<std::string>* skipped);
