@@ -4,6 +4,7 @@
 #include <atomic>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "kernels/cpu/conv_grad_kernel.hpp"
 #include "kernels/cpu/conv_grad_xnnpack.hpp"
@@ -56,7 +57,7 @@ Status cannot_run(const pock_op_desc& op, ConvAlgorithm a, const std::string& wh
 
 bool names_conv_algorithm(const pock_op_desc& op) {
   for (int32_t i = 0; i < op.num_attrs; ++i) {
-    if (op.attrs[i].name && std::string(op.attrs[i].name) == kConvAlgorithmAttr) return true;
+    if (op.attrs[i].name && std::string_view(op.attrs[i].name) == kConvAlgorithmAttr) return true;
   }
   return false;
 }
