@@ -245,21 +245,19 @@ Choice choice() { return forced.load(); }
 int kernels_made() { return made.load(); }
 }  // namespace conv_winograd_testing
 
-std::unique_ptr<ConvKernel> make_winograd_conv_by_rule(const pock_op_desc& op, const ConvGeometry& g,
-                                                       ConvDirection direction, KernelScope& scope, Status* status) {
+std::unique_ptr<ConvKernel> make_winograd_conv(const pock_op_desc& op, const ConvGeometry& g, ConvDirection direction,
+                                               KernelScope& scope, Status* status) {
   *status = Status::ok();
 #ifndef POCK_HAVE_OPENBLAS
   (void)op, (void)g, (void)direction, (void)scope;
   return nullptr;  // the 36 products need OpenBLAS's sgemm
 #else
   if (!winograd_conv_takes(g)) return nullptr;
-  const Plan p = plan_of(g, direction);
-  const Choice c = forced.load();
-  if (c == Choice::kNever || (c == Choice::kByRule && !rule(p))) return nullptr;
   configure_blas_threads(op.num_threads);  // each of the 36 products on one OpenBLAS thread
   std::unique_ptr<WinogradConv> conv;
   try {
-    conv = std::make_unique<WinogradConv>(p, direction == ConvDirection::kForward, g, op.num_threads, scope);
+    conv = std::make_unique<WinogradConv>(plan_of(g, direction), direction == ConvDirection::kForward, g,
+                                          op.num_threads, scope);
   } catch (const std::bad_alloc&) {
     *status = Status(Code::kOutOfMemory, std::string(op.op) + " '" + op.name + "': Winograd convolution state");
     return nullptr;
@@ -268,6 +266,20 @@ std::unique_ptr<ConvKernel> make_winograd_conv_by_rule(const pock_op_desc& op, c
   if (!status->is_ok()) return nullptr;
   ++made;
   return conv;
+#endif
+}
+
+std::unique_ptr<ConvKernel> make_winograd_conv_by_rule(const pock_op_desc& op, const ConvGeometry& g,
+                                                       ConvDirection direction, KernelScope& scope, Status* status) {
+  *status = Status::ok();
+#ifndef POCK_HAVE_OPENBLAS
+  (void)op, (void)g, (void)direction, (void)scope;
+  return nullptr;
+#else
+  if (!winograd_conv_takes(g)) return nullptr;
+  const Choice c = forced.load();
+  if (c == Choice::kNever || (c == Choice::kByRule && !rule(plan_of(g, direction)))) return nullptr;
+  return make_winograd_conv(op, g, direction, scope, status);
 #endif
 }
 

@@ -27,6 +27,11 @@ bool winograd_conv_takes(const ConvGeometry& g);
 std::unique_ptr<ConvKernel> make_winograd_conv_by_rule(const pock_op_desc& op, const ConvGeometry& g,
                                                        ConvDirection direction, KernelScope& scope, Status* status);
 
+// The kernel whatever the rule says (a per-layer choice, kernels/cpu/conv_algorithm_choice.hpp),
+// else nullptr with an OK status where winograd_conv_takes() is false or the build has no OpenBLAS.
+std::unique_ptr<ConvKernel> make_winograd_conv(const pock_op_desc& op, const ConvGeometry& g, ConvDirection direction,
+                                               KernelScope& scope, Status* status);
+
 // Tests force the choice and count what was made. The default is the rule, unless the environment
 // says POCK_CPU_CONV=direct (never Winograd: for measuring the other ways side by side) or
 // POCK_CPU_CONV=winograd (every convolution it takes), read once at load.

@@ -7,6 +7,8 @@
 #include <type_traits>
 #include <variant>
 
+#include "ir/conv_algorithm.hpp"
+
 namespace pock {
 namespace {
 
@@ -74,6 +76,7 @@ std::string op_signature(const ProgramSpec& spec, const OpSpec& op) {
   std::string s = op.op + tensor_list(spec, op.inputs) + " -> " + tensor_list(spec, op.outputs) + " {";
   bool first = true;
   for (const auto& [name, value] : op.attrs.items()) {
+    if (name == kConvAlgorithmAttr) continue;
     if (!first) s += ", ";
     s += name + "=" + attr_text(value);
     first = false;
@@ -81,16 +84,44 @@ std::string op_signature(const ProgramSpec& spec, const OpSpec& op) {
   return s + "}";
 }
 
-std::unordered_map<std::string, std::string> fastest_backends(const BackendProfile& profile) {
+namespace {
+
+// Signature -> the name with the lowest median among each op's `timings`.
+std::unordered_map<std::string, std::string> fastest(const BackendProfile& profile,
+                                                     std::vector<BackendTiming> ProfiledOp::*timings) {
   std::unordered_map<std::string, std::string> out;
   for (const ProfiledOp& op : profile.ops) {
-    const BackendTiming* best = nullptr;
-    for (const BackendTiming& t : op.timings) {
-      if (!best || t.median_us < best->median_us) best = &t;
-    }
-    if (best) out[op.signature] = best->backend;
+    if (const BackendTiming* best = lowest_median(op.*timings)) out[op.signature] = best->backend;
   }
   return out;
+}
+
+// A JSON object of medians (name -> microseconds >= 0); `where` names it in errors.
+Status parse_medians(const nlohmann::json& o, const std::string& source, const std::string& where,
+                     std::vector<BackendTiming>* out) {
+  for (const auto& [name, us] : o.items()) {
+    if (!us.is_number() || us.get<double>() < 0) return bad(source, where + "." + name + " must be a number >= 0");
+    out->push_back({name, us.get<double>()});
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+const BackendTiming* lowest_median(const std::vector<BackendTiming>& timings) {
+  const BackendTiming* best = nullptr;
+  for (const BackendTiming& t : timings) {
+    if (!best || t.median_us < best->median_us) best = &t;
+  }
+  return best;
+}
+
+std::unordered_map<std::string, std::string> fastest_backends(const BackendProfile& profile) {
+  return fastest(profile, &ProfiledOp::timings);
+}
+
+std::unordered_map<std::string, std::string> fastest_cpu_algorithms(const BackendProfile& profile) {
+  return fastest(profile, &ProfiledOp::cpu_algorithms);
 }
 
 std::string backend_profile_json(const BackendProfile& profile) {
@@ -109,6 +140,10 @@ std::string backend_profile_json(const BackendProfile& profile) {
     o["median_us"] = nlohmann::ordered_json::object();
     for (const BackendTiming& t : op.timings) o["median_us"][t.backend] = t.median_us;
     if (!op.errors.empty()) o["errors"] = op.errors;
+    if (!op.cpu_algorithms.empty()) {
+      o["cpu_algorithm_us"] = nlohmann::ordered_json::object();
+      for (const BackendTiming& t : op.cpu_algorithms) o["cpu_algorithm_us"][t.backend] = t.median_us;
+    }
     j["ops"].push_back(std::move(o));
   }
   return j.dump(1) + "\n";
@@ -143,11 +178,16 @@ Result<BackendProfile> parse_backend_profile(std::string_view text, const std::s
     op.op = o.value("op", "");
     if (o.contains("count") && o["count"].is_number_integer()) op.count = o["count"].get<int64_t>();
     if (!o.contains("median_us") || !o["median_us"].is_object()) return bad(source, where + " needs a 'median_us' object");
-    for (const auto& [backend, us] : o["median_us"].items()) {
-      if (!us.is_number() || us.get<double>() < 0) {
-        return bad(source, where + ".median_us." + backend + " must be a number >= 0");
+    POCK_RETURN_IF_ERROR(parse_medians(o["median_us"], source, where + ".median_us", &op.timings));
+    if (o.contains("cpu_algorithm_us")) {
+      const auto& algorithms = o["cpu_algorithm_us"];
+      if (!algorithms.is_object()) return bad(source, where + ".cpu_algorithm_us must be an object");
+      POCK_RETURN_IF_ERROR(parse_medians(algorithms, source, where + ".cpu_algorithm_us", &op.cpu_algorithms));
+      for (const BackendTiming& t : op.cpu_algorithms) {
+        if (!parse_conv_algorithm(t.backend)) {
+          return bad(source, where + ".cpu_algorithm_us names '" + t.backend + "', not " + kConvAlgorithmNames);
+        }
       }
-      op.timings.push_back({backend, us.get<double>()});
     }
     if (o.contains("errors") && o["errors"].is_object()) {
       for (const auto& [backend, why] : o["errors"].items()) op.errors[backend] = why.is_string() ? why.get<std::string>() : why.dump();

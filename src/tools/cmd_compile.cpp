@@ -105,7 +105,7 @@ const CommandEntry& compile_command() {
                {"--backend", "NAME", "preferred kernel backend recorded in the blob (cpu, ref, or a plugin's name); cuda (CUDA builds) puts the ops it runs in GPU memory"},
                backend_plugin_option(),
                memory_budget_option(),
-               {"--profile", "PROFILE.json", "kernel timings from 'pockc tune': each measured op prefers its fastest backend"},
+               {"--profile", "PROFILE.json", "kernel timings from 'pockc tune': each measured op prefers its fastest backend, each convolution runs its fastest cpu algorithm"},
                {"--no-optimize", "", "skip fusion, folding and dead-code passes"},
                {"--reorder", "", "apply each optimizer update as soon as its gradient is ready: a smaller arena, but a rollback snapshot of all trained weights and state (for apps that open with rollback off; the default where updates run on cuda or a plugin)"},
                {"--no-reorder", "", "apply optimizer updates after the whole backward pass (the default on host backends)"},

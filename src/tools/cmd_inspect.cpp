@@ -119,10 +119,12 @@ void print_backends(const Json& r) {
 void print_ops(const Json& r) {
   std::printf("%5s %-6s %-9s %-24s %12s %-8s %-8s %s\n", "index", "fn", "phase", "op", "FLOPs", "prefers", "binds", "name");
   for (const Json& o : r["ops"]) {
-    std::printf("%5lld %-6s %-9s %-24s %12lld %-8s %-8s %s\n", o["index"].get<long long>(),
+    const std::string algorithm = o.contains("cpu_algorithm") ? " (cpu " + o["cpu_algorithm"].get<std::string>() + ")" : "";
+    std::printf("%5lld %-6s %-9s %-24s %12lld %-8s %-8s %s%s\n", o["index"].get<long long>(),
                 o["function"].get<std::string>().c_str(), o["phase"].get<std::string>().c_str(),
                 o["op"].get<std::string>().c_str(), o["flops"].get<long long>(), o["preferred"].get<std::string>().c_str(),
-                o["bound"].is_null() ? "-" : o["bound"].get<std::string>().c_str(), o["name"].get<std::string>().c_str());
+                o["bound"].is_null() ? "-" : o["bound"].get<std::string>().c_str(), o["name"].get<std::string>().c_str(),
+                algorithm.c_str());
   }
 }
 

@@ -1,13 +1,16 @@
 // pockc tune: measure every candidate backend's kernel for each distinct op of a blob on this
-// machine, and write the profile that `pockc compile --profile` turns into per-op backend choices.
+// machine, and the cpu backend's convolution algorithms for each distinct convolution, and write
+// the profile that `pockc compile --profile` turns into per-op backend and algorithm choices.
 #include <cstdio>
 #include <map>
 #include <unordered_map>
 
 #include "compiler/backend_profile.hpp"
 #include "blob/atomic_file.hpp"
+#include "ir/conv_algorithm.hpp"
 #include "tools/blob_contents.hpp"
 #include "tools/commands.hpp"
+#include "tools/conv_algorithm_timing.hpp"
 #include "tools/op_timer.hpp"
 #include "tools/open_engine.hpp"
 
@@ -25,6 +28,9 @@ Result<OpTimerOptions> timer_options(const ParsedArgs& args) {
   o.threads = static_cast<int>(threads);
   o.repeats = static_cast<int>(repeats);
   o.budget_ms = static_cast<double>(budget);
+  // One thread: its CPU time, which load from other processes does not inflate (wall-clock
+  // medians of one layer varied 2x between runs on a machine shared with builds).
+  o.cpu_time = o.threads == 1;
   return o;
 }
 
@@ -58,14 +64,15 @@ Status run_tune(const ParsedArgs& args) {
     }
     ++profile.ops[it->second].count;
   }
-  std::map<std::string, int> wins;
+  pock_backend_v1* cpu = nullptr;
+  for (pock_backend_v1* b : backends) if (std::string(b->name) == "cpu") cpu = b;
+  std::map<std::string, int> wins, algorithm_wins;
   int failures = 0;
   for (size_t e = 0; e < profile.ops.size(); ++e) {
     ProfiledOp& entry = profile.ops[e];
     const OpSpec& op = blob.spec.ops[first_op[e]];
     auto times = time_op_on_backends(blob.spec, op, backends, options);
     if (!times.is_ok()) return Status(times.status().code(), op.op + " '" + op.name + "': " + times.status().message());
-    const BackendTiming* best = nullptr;
     for (const KernelTime& t : times.value()) {
       if (!t.ok) {
         entry.errors[t.backend] = t.error;
@@ -74,12 +81,21 @@ Status run_tune(const ParsedArgs& args) {
       }
       entry.timings.push_back({t.backend, t.median_us});
     }
-    for (const BackendTiming& t : entry.timings) if (!best || t.median_us < best->median_us) best = &t;
+    const BackendTiming* best = lowest_median(entry.timings);
     ++wins[best ? best->backend : "(none)"];
+    std::vector<std::string> skipped;
+    if (cpu && has_conv_algorithms(op.op)) {
+      auto algorithms = time_cpu_conv_algorithms(blob.spec, op, cpu, options, &skipped);
+      if (!algorithms.is_ok()) return Status(algorithms.status().code(), op.op + " '" + op.name + "': " + algorithms.status().message());
+      entry.cpu_algorithms = std::move(algorithms.value());
+      if (const BackendTiming* fastest = lowest_median(entry.cpu_algorithms)) ++algorithm_wins[fastest->backend];
+    }
     if (args.has("--verbose")) {
       std::printf("%-60.60s", entry.signature.c_str());
       for (const BackendTiming& t : entry.timings) std::printf("  %s %.1f us", t.backend.c_str(), t.median_us);
       for (const auto& [backend, why] : entry.errors) std::printf("  %s failed: %s", backend.c_str(), why.c_str());
+      for (const BackendTiming& t : entry.cpu_algorithms) std::printf("\n    cpu %s %.1f us", t.backend.c_str(), t.median_us);
+      for (const std::string& why : skipped) std::printf("\n    cpu %s", why.c_str());
       std::printf("\n");
     }
   }
@@ -88,6 +104,10 @@ Status run_tune(const ParsedArgs& args) {
   std::printf("tuned %zu distinct ops (%zu in all) of %s; fastest:", profile.ops.size(), blob.spec.ops.size(), path.c_str());
   for (const auto& [backend, n] : wins) std::printf(" %s x%d", backend.c_str(), n);
   if (failures) std::printf("; %d kernel run(s) failed (recorded under \"errors\")", failures);
+  if (!algorithm_wins.empty()) {
+    std::printf("\ncpu convolution algorithms, fastest:");
+    for (const auto& [algorithm, n] : algorithm_wins) std::printf(" %s x%d", algorithm.c_str(), n);
+  }
   std::printf("\nwrote %s; use it with 'pockc compile MODEL ... --profile %s'\n", out.c_str(), out.c_str());
   return Status::ok();
 }
@@ -101,9 +121,11 @@ const CommandEntry& tune_command() {
               "Time every backend's kernel for each op of a blob on this machine; write a profile.",
               "Each distinct op (type, dtypes, shapes, constness, attributes) runs alone on its own\n"
               "buffers, once untimed and then up to --repeats times on every backend that claims it;\n"
-              "the profile keeps the median per backend. 'pockc compile ... --profile PROFILE.json'\n"
-              "then records the fastest backend of each measured op in the blob. Run it on the device\n"
-              "that will train, with the thread count it will use.",
+              "the profile keeps the median per backend. Each convolution also runs on the cpu\n"
+              "backend with every algorithm that can run it (im2col, winograd, xnnpack, depthwise).\n"
+              "'pockc compile ... --profile PROFILE.json' then records the fastest backend of each\n"
+              "measured op, and of each convolution the fastest cpu algorithm, in the blob. Run it on\n"
+              "the device that will train, with the thread count it will use.",
               {"BLOB"},
               {{"--output", "PROFILE.json", "where to write the profile", false, true, "-o"},
                {"--threads", "N", "threads each kernel may use (0: one per core)"},

@@ -1,7 +1,9 @@
 #include "tools/inspect_report.hpp"
 
 #include <map>
+#include <string_view>
 
+#include "ir/conv_algorithm.hpp"
 #include "runtime/backend_set.hpp"
 #include "runtime/engine_core.hpp"
 #include "tools/op_flops.hpp"
@@ -169,6 +171,9 @@ nlohmann::ordered_json inspect_report(const std::string& path, const BlobContent
     o["flops"] = op_flop[i];
     o["preferred"] = op.backend;
     o["bound"] = i < binding.op_backends.size() ? Json(binding.op_backends[i]) : Json(nullptr);
+    // A convolution's algorithm from compile --profile (docs/pockc.md, "Convolution algorithms").
+    const std::string_view algorithm = op.attrs.get_string(kConvAlgorithmAttr, "");
+    if (!algorithm.empty()) o["cpu_algorithm"] = std::string(algorithm);
     ops.push_back(std::move(o));
   }
   j["ops"] = std::move(ops);

@@ -1,6 +1,7 @@
 #include "tools/op_timer.hpp"
 
 #include <chrono>
+#include <ctime>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -14,6 +15,13 @@ namespace pock::tools {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Microseconds of CPU time this process has used.
+double process_cpu_us() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
+}
 
 // One buffer per distinct tensor of the op, so an op that reads a tensor twice sees one buffer.
 class OpBuffers {
@@ -71,12 +79,15 @@ KernelTime time_on(pock_backend_v1& backend, const pock_op_desc& desc, const OpT
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(options.budget_ms));
   for (int run = 0; run <= options.repeats; ++run) {  // run 0 warms caches and lazy setup up
     const Clock::time_point start = Clock::now();
+    const double cpu_start = options.cpu_time ? process_cpu_us() : 0.0;
     if (backend.execute_op(backend.context, handle, &desc) != POCK_OK) {
       result.error = std::string("execute: ") + backend.last_error(backend.context);
       break;
     }
+    const double cpu_us = options.cpu_time ? process_cpu_us() - cpu_start : 0.0;
     const Clock::time_point end = Clock::now();
-    if (run > 0) samples.push_back(std::chrono::duration<double, std::micro>(end - start).count());
+    const double wall_us = std::chrono::duration<double, std::micro>(end - start).count();
+    if (run > 0) samples.push_back(options.cpu_time ? cpu_us : wall_us);
     if (run > 0 && end > budget_end) break;
   }
   if (backend.release_op) backend.release_op(backend.context, handle);

@@ -15,6 +15,10 @@ struct OpTimerOptions {
   int threads = 0;         // pock_op_desc::num_threads (0: one per core)
   int repeats = 5;         // timed runs per backend, after one untimed warm-up run
   double budget_ms = 200;  // stop repeating once a backend has spent this long (one run at least)
+  // Time each run by the process's CPU time instead of the wall clock: what one thread spent,
+  // unaffected by other processes taking the core (a shared machine). Only meaningful when the
+  // kernels run on the calling thread alone (threads == 1).
+  bool cpu_time = false;
 };
 
 struct KernelTime {

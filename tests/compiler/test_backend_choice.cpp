@@ -164,9 +164,9 @@ TEST_CASE("a profile round-trips through its JSON and picks the lowest median", 
   p.threads = 2;
   p.repeats = 7;
   p.backends = {"cpu", "ref"};
-  p.ops.push_back({"Add(f32[2]) -> (f32[2]) {}", "Add", 3, {{"cpu", 2.5}, {"ref", 1.5}}, {}});
-  p.ops.push_back({"Neg(f32[2]) -> (f32[2]) {}", "Neg", 1, {{"ref", 4.0}}, {{"cpu", "prepare: no"}}});
-  p.ops.push_back({"Exp(f32[2]) -> (f32[2]) {}", "Exp", 1, {}, {{"ref", "execute: failed"}}});
+  p.ops.push_back({"Add(f32[2]) -> (f32[2]) {}", "Add", 3, {{"cpu", 2.5}, {"ref", 1.5}}, {}, {}});
+  p.ops.push_back({"Neg(f32[2]) -> (f32[2]) {}", "Neg", 1, {{"ref", 4.0}}, {{"cpu", "prepare: no"}}, {}});
+  p.ops.push_back({"Exp(f32[2]) -> (f32[2]) {}", "Exp", 1, {}, {{"ref", "execute: failed"}}, {}});
   auto back = parse_backend_profile(backend_profile_json(p), "p.json");
   REQUIRE(back.is_ok());
   CHECK(back->threads == 2);

@@ -130,6 +130,18 @@ def check_tune_and_profile(d, onnx_path, recipe, blob, report):
     check(all(e["median_us"] for e in entries), "every op was timed on at least one backend")
     convs = [e for e in entries if e["op"] == "Conv2d"]
     check(convs and all({"cpu", "ref"} <= set(e["median_us"]) for e in convs), "Conv2d was timed on cpu and on ref")
+    with_algorithms = [e for e in entries if e["op"] in ("Conv2d", "Conv2dGradInput")]
+    check(with_algorithms and all("im2col" in e.get("cpu_algorithm_us", {}) for e in with_algorithms),
+          "tune times the cpu algorithms of every convolution (im2col runs them all)")
+    winograd = [e["signature"] for e in convs if "winograd" in e["cpu_algorithm_us"]]
+    check(winograd and all("strides=[1,1]" in s for s in winograd) and len(winograd) < len(convs),
+          "Winograd is timed on conv1 (3x3, stride 1), not on conv2 (stride 2)")
+    check(all("cpu_algorithm_us" not in e for e in entries if e not in with_algorithms),
+          "only convolutions get cpu algorithm timings")
+    fastest_algorithm = {}
+    for e in with_algorithms:
+        fastest_algorithm.setdefault(e["op"], set()).add(min(e["cpu_algorithm_us"], key=e["cpu_algorithm_us"].get))
+    check(all("cpu_algorithm" not in o for o in report["ops"]), "without a profile no op names a cpu algorithm")
 
     for e in convs:  # force: ref is "measured" fastest for every Conv2d
         e["median_us"] = {"cpu": 1000.0, "ref": 1.0}
@@ -144,6 +156,9 @@ def check_tune_and_profile(d, onnx_path, recipe, blob, report):
     convs = [o for o in tuned["ops"] if o["op"] == "Conv2d"]
     check(len(convs) == 6 and all(o["preferred"] == "ref" and o["bound"] == "ref" for o in convs),
           "a profile preferring ref for Conv2d makes every Conv2d prefer and bind ref")
+    tuned_convs = [o for o in tuned["ops"] if o["op"] in fastest_algorithm]
+    check(tuned_convs and all(o.get("cpu_algorithm") in fastest_algorithm[o["op"]] for o in tuned_convs),
+          "compile --profile records each convolution's fastest cpu algorithm (inspect shows it)")
     fastest = {e["op"]: set() for e in entries}
     for e in entries:
         fastest[e["op"]].add(min(e["median_us"], key=e["median_us"].get))

@@ -8,6 +8,7 @@
 #include <new>
 #include <vector>
 
+#include "kernels/cpu/conv_algorithm_choice.hpp"
 #include "kernels/cpu/conv_dnnl.hpp"
 #include "kernels/cpu/conv_kernel.hpp"
 #include "kernels/cpu/conv_winograd.hpp"
@@ -109,6 +110,8 @@ Status conv_prepare(const pock_op_desc& op, KernelScope& scope, void** state) {
   if (!geometry_of(op, &g)) {
     return Status(Code::kInvalidArgument, std::string("Conv2d '") + op.name + "': bad shapes");
   }
+  // A blob tuned on this machine names the algorithm (pockc tune, compile --profile).
+  if (names_conv_algorithm(op)) return prepare_chosen_conv(op, g, ConvDirection::kForward, scope, state);
   const std::vector<Maker> ways = ways_for(g, is_nhwc(op), op.num_threads);
   for (Maker make : ways) {
     Status status;

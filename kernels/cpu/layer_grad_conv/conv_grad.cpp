@@ -9,6 +9,7 @@
 #include <new>
 #include <string>
 
+#include "kernels/cpu/conv_algorithm_choice.hpp"
 #include "kernels/cpu/conv_dnnl.hpp"
 #include "kernels/cpu/conv_grad_kernel.hpp"
 #include "kernels/cpu/conv_grad_xnnpack.hpp"
@@ -46,6 +47,8 @@ Status adopt(const pock_op_desc& op, std::unique_ptr<ConvKernel> kernel, void** 
 Status grad_input_prepare(const pock_op_desc& op, KernelScope& scope, void** state) {
   ConvGeometry g;
   if (!conv_grad_input_geometry(op, &g)) return bad_shapes(op);
+  // A blob tuned on this machine names the algorithm (pockc tune, compile --profile).
+  if (names_conv_algorithm(op)) return prepare_chosen_conv(op, g, ConvDirection::kInputGrad, scope, state);
   Status status;
   std::unique_ptr<ConvKernel> kernel = make_depthwise_conv_grad_input(op, g, cpu_depthwise_grad_loops(), &status);
   // oneDNN (Winograd or direct) where its rule measured it faster, when it is on (conv_dnnl.cpp).

@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "compiler/cpu_conv_algorithms.hpp"
+#include "ir/conv_algorithm.hpp"
 #include "ir/op_schema.hpp"
 #include "runtime/backend_set.hpp"
 
@@ -269,7 +271,12 @@ Status place_ops(TrainingProgram& program, const CompileOptions& options, const 
   PlacementSummary sum;
   DescribedProgram described = describe_program(program);
   POCK_RETURN_IF_ERROR(choose_backends(options, backends, &described.spec, &sum.choice));
-  for (size_t i = 0; i < described.nodes.size(); ++i) described.nodes[i]->backend = described.spec.ops[i].backend;
+  POCK_ASSIGN_OR_RETURN(const std::vector<std::string> algorithms,
+                        profiled_cpu_algorithms(options.profile_path, described.spec));
+  for (size_t i = 0; i < described.nodes.size(); ++i) {
+    described.nodes[i]->backend = described.spec.ops[i].backend;
+    if (!algorithms[i].empty()) described.nodes[i]->attrs.set(kConvAlgorithmAttr, algorithms[i]);
+  }
   Placer placer(program, backends, &sum);
   POCK_RETURN_IF_ERROR(placer.run(described));
   if (summary) *summary = sum;

@@ -3,6 +3,7 @@
 #include <variant>
 
 #include "ir/activation.hpp"
+#include "ir/ops/conv_algorithm_attr.hpp"
 #include "ir/ops/conv_shape.hpp"
 #include "ir/ops/schema_helpers.hpp"
 
@@ -129,6 +130,7 @@ namespace {
 Status conv2d(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
   POCK_RETURN_IF_ERROR(require_activation(ctx));
+  POCK_RETURN_IF_ERROR(schema::require_conv_algorithm(ctx));
   POCK_ASSIGN_OR_RETURN(const bool nhwc, is_nhwc(ctx));
   POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
   POCK_RETURN_IF_ERROR(require_image(ctx, 0, "input x"));
@@ -149,6 +151,7 @@ Status conv2d(InferContext& ctx) {
 // below the stride so that that Conv2d gives back exactly H (ONNX also allows up to the dilation).
 Status conv_transpose2d(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
+  POCK_RETURN_IF_ERROR(schema::require_conv_algorithm(ctx));
   POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
   POCK_RETURN_IF_ERROR(require_image(ctx, 0, "input x"));
   POCK_RETURN_IF_ERROR(require_image(ctx, 1, "weight w"));

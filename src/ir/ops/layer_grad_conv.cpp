@@ -5,6 +5,7 @@
 #include <string>
 #include <variant>
 
+#include "ir/ops/conv_algorithm_attr.hpp"
 #include "ir/ops/layer_grad_schemas.hpp"
 #include "ir/ops/schema_helpers.hpp"
 
@@ -113,6 +114,7 @@ Result<int64_t> leading_channels(const InferContext& ctx, int64_t out_channels) 
 // Conv2dGradInput(dy, w) -> dx of shape input_shape.
 Status conv2d_grad_input(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
+  POCK_RETURN_IF_ERROR(schema::require_conv_algorithm(ctx));
   POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
   const Shape& dy = ctx.in(0).shape;
   const Shape& w = ctx.in(1).shape;

@@ -1,0 +1,149 @@
+// A convolution that names its cpu algorithm (attribute "cpu_algorithm", recorded by `pockc
+// compile --profile`) runs that algorithm, whatever the backend's own rule would pick, and gives
+// the reference kernel's results within the tolerance of that algorithm's own tests (Winograd
+// 3e-4 of |ref| + 1, tests/ops/test_cpu_conv_winograd.cpp; the direct ways 1e-4). The count of
+// kernels made through each named algorithm checks that each case really ran it. An algorithm
+// that cannot run the op is refused at load with a message naming it; an unknown name is refused
+// when the graph is built. The reference backend ignores the attribute (check_against_ref runs
+// the same op with it on ref).
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "ir/conv_algorithm.hpp"
+#include "kernels/cpu/conv_algorithm_choice.hpp"
+#include "kernels/cpu/conv_grad_xnnpack.hpp"
+#include "kernels/cpu/conv_winograd.hpp"
+#include "runtime/engine_core.hpp"
+#include "support/backend_compare.hpp"
+#include "support/backward_cases.hpp"
+
+using namespace pock;
+using namespace pock::test;
+using pock::cpu::conv_algorithm_testing::kernels_made;
+
+namespace {
+
+OpCase named(OpCase c, ConvAlgorithm a) {
+  c.attrs.set(kConvAlgorithmAttr, std::string(conv_algorithm_name(a)));
+  c.tolerance = a == ConvAlgorithm::kWinograd ? 3e-4 : 1e-4;
+  return c;
+}
+
+// Runs `c` on cpu with algorithm `a` named and on ref; requires that `a` ran it: one kernel made
+// through the name, and the Winograd and XNNPACK-deconvolution kernels' own counts grow exactly
+// when they were named.
+void check(const OpCase& c, ConvAlgorithm a, int threads) {
+  INFO(c.op << " " << conv_algorithm_name(a) << " threads " << threads);
+  const int before = kernels_made(a);
+  const int winograd = cpu::conv_winograd_testing::kernels_made();
+  const int deconvolution = cpu::conv_grad_xnnpack_testing::kernels_made();
+  check_against_ref("cpu", named(c, a), "cpu", threads);
+  CHECK(kernels_made(a) == before + 1);
+  CHECK((cpu::conv_winograd_testing::kernels_made() > winograd) == (a == ConvAlgorithm::kWinograd));
+  const bool xnnpack_grad = a == ConvAlgorithm::kXnnpack && c.op == "Conv2dGradInput";
+  CHECK((cpu::conv_grad_xnnpack_testing::kernels_made() > deconvolution) == xnnpack_grad);
+}
+
+// The engine's open error for `c` with `a` named, on the cpu backend ("" when it opens).
+std::string open_error(const OpCase& c, ConvAlgorithm a) {
+  const OpCase hinted = named(c, a);
+  Graph g;
+  std::vector<TensorId> ids;
+  for (size_t i = 0; i < hinted.inputs.size(); ++i) {
+    const Operand& in = hinted.inputs[i];
+    const std::string name = "in" + std::to_string(i);
+    ids.push_back(in.frozen ? g.add_parameter_f32(name, in.shape, in.values) : g.add_input(name, in.dtype, in.shape));
+  }
+  auto outs = g.add_node(hinted.op, ids, hinted.attrs, "node");
+  REQUIRE(outs.is_ok());
+  REQUIRE(g.mark_output(outs.value()[0], "out").is_ok());
+  auto blob = compile(g, nullptr);
+  REQUIRE(blob.is_ok());
+  EngineOptions options;
+  options.backend = "cpu";
+  auto engine = EngineCore::open_buffer(blob->data(), blob->size(), options);
+  return engine.is_ok() ? "" : engine.status().message();
+}
+
+const ConvShape kDense{2, 16, 9, 7, 24, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}};       // ragged Winograd tiles
+const ConvShape kStrided{2, 8, 9, 9, 16, 3, 3, 1, {2, 2}, {1, 1, 1, 1}, {1, 1}};
+const ConvShape kPointwise{2, 16, 6, 5, 8, 1, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}};
+const ConvShape kDepthwise{2, 12, 9, 10, 12, 3, 3, 12, {2, 2}, {1, 1, 1, 1}, {1, 1}};
+
+}  // namespace
+
+TEST_CASE("a named cpu algorithm runs Conv2d and matches ref", "[ops][cpu][conv][conv_algorithm]") {
+  uint32_t seed = 9100;
+  for (int threads : {1, 2}) {
+    for (ConvAlgorithm a : {ConvAlgorithm::kIm2col, ConvAlgorithm::kWinograd, ConvAlgorithm::kXnnpack}) {
+      check(conv_forward_case(kDense, true, "relu", seed += 3), a, threads);
+    }
+    for (ConvAlgorithm a : {ConvAlgorithm::kIm2col, ConvAlgorithm::kWinograd}) {
+      check(conv_forward_case(kDense, false, "none", seed += 3), a, threads);  // a trainable weight
+    }
+    for (ConvAlgorithm a : {ConvAlgorithm::kIm2col, ConvAlgorithm::kXnnpack}) {
+      check(conv_forward_case(kStrided, true, "relu6", seed += 3), a, threads);
+      check(conv_forward_case(kPointwise, true, "none", seed += 3), a, threads);
+    }
+    for (ConvAlgorithm a : {ConvAlgorithm::kDepthwise, ConvAlgorithm::kIm2col, ConvAlgorithm::kXnnpack}) {
+      check(conv_forward_case(kDepthwise, true, "none", seed += 3), a, threads);
+    }
+  }
+}
+
+TEST_CASE("a named cpu algorithm runs Conv2dGradInput and matches ref", "[ops][cpu][grad][conv][conv_algorithm]") {
+  uint32_t seed = 9200;
+  for (int threads : {1, 2}) {
+    for (ConvAlgorithm a : {ConvAlgorithm::kIm2col, ConvAlgorithm::kWinograd, ConvAlgorithm::kXnnpack}) {
+      check(grad_input_case(kDense, true, seed += 2), a, threads);
+    }
+    for (ConvAlgorithm a : {ConvAlgorithm::kIm2col, ConvAlgorithm::kWinograd}) {
+      check(grad_input_case(kDense, false, seed += 2), a, threads);
+    }
+    for (ConvAlgorithm a : {ConvAlgorithm::kIm2col, ConvAlgorithm::kXnnpack}) {
+      check(grad_input_case(kStrided, true, seed += 2), a, threads);
+      check(grad_input_case(kPointwise, true, seed += 2), a, threads);
+    }
+    for (ConvAlgorithm a : {ConvAlgorithm::kDepthwise, ConvAlgorithm::kIm2col, ConvAlgorithm::kXnnpack}) {
+      check(grad_input_case(kDepthwise, true, seed += 2), a, threads);
+    }
+  }
+}
+
+TEST_CASE("a named cpu algorithm that cannot run the op is refused at load, by name", "[ops][cpu][conv][conv_algorithm]") {
+  struct Refused {
+    OpCase c;
+    ConvAlgorithm a;
+  };
+  const std::vector<Refused> cases = {
+      {conv_forward_case(kStrided, true, "none", 9301), ConvAlgorithm::kWinograd},    // stride 2
+      {conv_forward_case(kPointwise, true, "none", 9302), ConvAlgorithm::kWinograd},  // 1x1
+      {conv_forward_case(kDense, false, "none", 9303), ConvAlgorithm::kXnnpack},      // trainable weight
+      {conv_forward_case(kDense, true, "none", 9304), ConvAlgorithm::kDepthwise},     // dense
+      {grad_input_case(kStrided, true, 9305), ConvAlgorithm::kWinograd},
+      {grad_input_case(kDense, false, 9306), ConvAlgorithm::kXnnpack},
+      {grad_input_case(kDense, true, 9307), ConvAlgorithm::kDepthwise},
+  };
+  for (const Refused& r : cases) {
+    INFO(r.c.op << " " << conv_algorithm_name(r.a));
+    const std::string error = open_error(r.c, r.a);
+    CHECK(error.find(r.c.op + " 'node'") != std::string::npos);
+    CHECK(error.find(std::string("cpu algorithm ") + conv_algorithm_name(r.a)) != std::string::npos);
+  }
+}
+
+TEST_CASE("an unknown cpu algorithm is refused when the graph is built", "[ops][cpu][conv][conv_algorithm]") {
+  Graph g;
+  const TensorId x = g.add_input("x", DType::kF32, kDense.x());
+  const TensorId w = g.add_input("w", DType::kF32, kDense.w());
+  for (const AttrValue& value : {AttrValue(std::string("fastest")), AttrValue(int64_t{1})}) {
+    Attrs attrs = kDense.attrs();
+    attrs.set(kConvAlgorithmAttr, value);
+    auto outs = g.add_node("Conv2d", {x, w}, attrs, "node");
+    REQUIRE_FALSE(outs.is_ok());
+    CHECK(outs.status().message().find("attribute 'cpu_algorithm' must be im2col, winograd, xnnpack or depthwise") !=
+          std::string::npos);
+  }
+}
