@@ -9,6 +9,7 @@
 
 #include "program_generated.h"
 #include "runtime/engine_core.hpp"
+#include "runtime/finite_check.hpp"
 
 namespace pock {
 
@@ -123,18 +124,12 @@ Status EngineCore::check_update_inputs() const {
     if (t.dtype != POCK_F32) continue;
     const float* v = static_cast<const float*>(t.data);
     const size_t n = t.nbytes / sizeof(float);
-    float largest = 0.0f;
-    bool finite = true;
-    for (size_t i = 0; i < n; ++i) {
-      const float a = std::fabs(v[i]);
-      finite = finite && a <= kLargestGradient;  // false for NaN too
-      largest = a > largest ? a : largest;
-    }
-    if (!finite) {
-      return Status(Code::kNumerical, "gradient '" + view_.program->tensors()->Get(id)->name()->str() + "' is " +
-                                          (std::isfinite(largest) ? "larger than 1e15" : "NaN or Inf") +
-                                          ": the step's updates were not applied");
-    }
+    if (host_floats_bounded(v, n, kLargestGradient)) continue;
+    // Failed: find out which way, for the message.
+    const bool finite = host_floats_finite(v, n);
+    return Status(Code::kNumerical, "gradient '" + view_.program->tensors()->Get(id)->name()->str() + "' is " +
+                                        (finite ? "larger than 1e15" : "NaN or Inf") +
+                                        ": the step's updates were not applied");
   }
   return Status::ok();
 }

@@ -16,6 +16,8 @@ namespace pock {
 
 // Whether none of the n floats at v is NaN or Inf (the host scan, exposed for its tests).
 bool host_floats_finite(const float* v, size_t n);
+// Whether every one of the n floats at v has |v| <= limit (NaN never does).
+bool host_floats_bounded(const float* v, size_t n, float limit);
 
 class FiniteCheck {
  public:

@@ -50,3 +50,26 @@ TEST_CASE("host finite scan: one NaN or infinity at any position fails the buffe
     }
   }
 }
+
+TEST_CASE("host bounded scan: |v| above the limit, NaN or Inf at any position fails the buffer") {
+  const float limit = 1e15f;
+  const float within[] = {0.0f, -0.0f, 1.0f, limit, -limit, std::numeric_limits<float>::denorm_min()};
+  const float beyond[] = {std::nextafter(limit, 2 * limit), -std::nextafter(limit, 2 * limit), 1e30f,
+                          std::numeric_limits<float>::max()};
+  for (size_t n = 0; n <= 70; ++n) {
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = within[i % std::size(within)];
+    CHECK(pock::host_floats_bounded(v.data(), n, limit));
+  }
+  std::vector<float> bad_values(std::begin(beyond), std::end(beyond));
+  bad_values.insert(bad_values.end(), std::begin(kNonFinite), std::end(kNonFinite));
+  for (float bad : bad_values) {
+    for (size_t at = 0; at < 70; ++at) {
+      std::vector<float> v(70, -limit);
+      v[at] = bad;
+      INFO("value " << bad << " at " << at);
+      CHECK_FALSE(pock::host_floats_bounded(v.data(), v.size(), limit));
+      CHECK(pock::host_floats_bounded(v.data(), at, limit));
+    }
+  }
+}
