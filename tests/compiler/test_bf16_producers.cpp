@@ -1,9 +1,10 @@
-// Recipe precision "bf16": a GELU whose output only a bf16 GEMM operand copy reads writes that copy
-// itself (src/compiler/lowering/bf16_producers.hpp):
+// Recipe precision "bf16": a GELU or Transpose whose output only a bf16 GEMM operand copy reads
+// writes that copy itself (src/compiler/lowering/bf16_producers.hpp):
 //   - in the MLP x -> Linear -> Gelu -> Linear, the Gelu writes bf16 (output_dtype) and the down
 //     projection and its weight gradient read it; no Cast of it is left, nor its f32 original;
 //   - a GELU output read by anything else keeps its f32 output and its Cast;
 //   - the fp32 recipe, and a compile for cuda, leave every Gelu f32;
+//   - attention's head splits: the Transposes of q and k write the bf16 operands of q kᵀ;
 //   - a step on cpu gives the weights ref gives, within bf16 rounding.
 #include <catch2/catch.hpp>
 
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/passes/rewrite_util.hpp"
 #include "support/engine_parameter.hpp"
 #include "support/op_runner.hpp"
 #include "support/training_program.hpp"
@@ -126,4 +128,53 @@ TEST_CASE("bf16: the MLP with its GELU writing bf16 trains on cpu as on ref", "[
   REQUIRE(blob.is_ok());
   const std::vector<float> x = random_floats(kRows * kWidth, 40, -2.0f, 2.0f);
   check_cpu_step_follows_ref(blob->data(), blob->size(), x, "w1", random_floats(kHidden * kWidth, 3), 1e-4);
+}
+
+namespace {
+
+// loss = sum(split(Linear(x, wq)) split(Linear(x, wk))ᵀ), split: [rows, heads * d] -> [heads, rows, d].
+Graph build_scores() {
+  Graph g;
+  const TensorId x = g.add_input("x", DType::kF32, {kRows, kWidth});
+  auto split = [&](const char* name, uint32_t seed) {
+    const TensorId w = g.add_parameter_f32(name, {kWidth, kWidth}, random_floats(kWidth * kWidth, seed));
+    const TensorId y = g.add_node("Linear", {x, w}).value()[0];
+    const Attrs shape{{"shape", std::vector<int64_t>{kRows, 2, kWidth / 2}}};
+    const TensorId heads = g.add_node("Reshape", {y}, shape).value()[0];
+    return g.add_node("Transpose", {heads}, Attrs{{"perm", std::vector<int64_t>{1, 0, 2}}}).value()[0];
+  };
+  const TensorId q = split("wq", 5), k = split("wk", 6);
+  const TensorId scores = g.add_node("MatMul", {q, k}, Attrs{{"transpose_b", int64_t{1}}}).value()[0];
+  const TensorId loss = g.add_node("ReduceSum", {scores}, Attrs{{"keepdims", int64_t{0}}}).value()[0];
+  REQUIRE(g.mark_output(loss, "y").is_ok());
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("bf16: attention's head splits write the bf16 operands of the score MatMul", "[compiler][bf16]") {
+  const TrainingProgram program = build_training_program(build_scores(), recipe("bf16"));
+  const Graph& g = program.graph;
+  const FunctionDef& train = train_of(program);
+  int forward_matmuls = 0;
+  for (const Node& n : train.nodes) {
+    if (n.op != "MatMul" || n.phase != Phase::kForward) continue;
+    ++forward_matmuls;
+    const FunctionUses uses(train);
+    for (TensorId operand : n.inputs) {
+      CHECK(g.tensor(operand).dtype == DType::kBF16);
+      const int p = uses.producer(operand);
+      REQUIRE(p >= 0);
+      const Node& producer = train.nodes[static_cast<size_t>(p)];
+      CHECK(producer.op == "Transpose");
+      CHECK(producer.attrs.find("output_dtype") != nullptr);
+    }
+  }
+  CHECK(forward_matmuls == 1);
+
+  const Recipe bf16 = recipe("bf16");
+  auto blob = compile(build_scores(), &bf16);
+  REQUIRE(blob.is_ok());
+  const std::vector<float> x = random_floats(kRows * kWidth, 41, -2.0f, 2.0f);
+  check_cpu_step_follows_ref(blob->data(), blob->size(), x, "wq", random_floats(kWidth * kWidth, 5), 1e-4);
 }

@@ -19,7 +19,7 @@ bool is_cast_to_bf16(const Node& node) {
 
 bool writes_bf16_output(const Node& node) {
   const std::string_view op = node.op;
-  return op == "Gelu" && node.inputs.size() == 1 && node.outputs.size() == 1;
+  return (op == "Gelu" || op == "Transpose") && node.inputs.size() == 1 && node.outputs.size() == 1;
 }
 
 int fold_bf16_casts_into_producers(Graph& g, FunctionDef& fn) {

@@ -1,11 +1,13 @@
 // Recipe precision "bf16", after the shared operand copies (lowering/bf16_operands.hpp): a copy
-// whose f32 original has no other reader is written by the original's producer instead. GELU's
-// output in a transformer MLP is read only by the down projection's Cast (GeluGrad reads GELU's
-// input), so the GELU writes bf16 directly: the f32 [tokens, ffn] tensor, its write and the
-// Cast's read of it are gone. The values are those the Cast wrote (the producer rounds its f32
-// results to nearest even, as the Cast did), so nothing changes but the traffic.
-// Producers: Gelu (attribute output_dtype "bf16", docs/ops.md), whose cpu kernel rounds as the
-// cpu Cast does (kernels/cpu/elementwise.cpp). SiLU is not one: the gated MLP's Mul reads it.
+// whose f32 original has no other reader is written by the original's producer instead, and the
+// Cast, the f32 tensor and its write and read are gone:
+//   Gelu       a transformer MLP's activation, read only by the down projection (GeluGrad reads
+//              the Gelu's input): [tokens, ffn] values;
+//   Transpose  attention's head splits of q, k and v, read only by the score and context
+//              MatMuls, and in the backward the context gradient's split.
+// The producers (attribute output_dtype "bf16", docs/ops.md) round their f32 results as the Cast
+// did (kernels/cpu: the same conversion; kernels/ref: the same rounding), so nothing changes but
+// the traffic.
 #pragma once
 #include "compiler/program.hpp"
 

@@ -27,12 +27,7 @@ Status gelu(InferContext& ctx) {
   const std::string_view mode = ctx.attrs->get_string("approximate", "none");
   if (mode != "none" && mode != "tanh") return ctx.error("approximate must be 'none' or 'tanh', got '" + std::string(mode) + "'");
   POCK_RETURN_IF_ERROR(unary_float(ctx));
-  const std::string_view output = ctx.attrs->get_string("output_dtype", "f32");
-  if (output == "f32") return Status::ok();
-  if (output != "bf16") return ctx.error("output_dtype must be 'f32' or 'bf16', got '" + std::string(output) + "'");
-  if (ctx.in(0).dtype != DType::kF32) return ctx.error(std::string("output_dtype 'bf16' needs an f32 input, got ") + dtype_name(ctx.in(0).dtype));
-  ctx.outputs[0].dtype = DType::kBF16;
-  return Status::ok();
+  return schema::apply_output_dtype(ctx);
 }
 
 Status celu(InferContext& ctx) {
