@@ -205,17 +205,35 @@ POCK_SIMD_CLONES void unary_loop(UnaryOp op, const float* x, float* y, int64_t n
   }
 }
 
+// The output is f32, or bf16 where the compiler had the activation write the bf16 copy of a GEMM
+// operand itself (src/compiler/lowering/bf16_producers.hpp).
 bool unary_accepts(const pock_op_desc& op) {
-  return op.num_inputs == 1 && op.num_outputs == 1 && is_f32(op.inputs[0]) && is_f32(op.outputs[0]) &&
-         numel(op.inputs[0]) == numel(op.outputs[0]);
+  return op.num_inputs == 1 && op.num_outputs == 1 && is_f32(op.inputs[0]) &&
+         (is_f32(op.outputs[0]) || op.outputs[0].dtype == POCK_BF16) && numel(op.inputs[0]) == numel(op.outputs[0]);
 }
+
+// f32 results a few cache lines at a time, converted before they leave L1.
+constexpr int64_t kBf16Chunk = 1024;
 
 void run_unary(const KernelCall& c, UnaryOp op, float alpha = 0.0f, float gamma = 0.0f) {
   const float* x = c.in_data<float>(0);
-  float* y = c.out_data<float>(0);
   const size_t n = static_cast<size_t>(numel(c.out(0)));
   pthreadpool_t pool = n >= kMinParallelElements ? thread_pool_for(c.desc->num_threads) : nullptr;
-  parallel_for(pool, n, balanced_tile(pool, n, kMinParallelElements / 4), [&](size_t begin, size_t end) {
+  const size_t tile = balanced_tile(pool, n, kMinParallelElements / 4);
+  if (c.out(0).dtype == POCK_BF16) {
+    auto* y = static_cast<uint16_t*>(c.out(0).data);
+    parallel_for(pool, n, tile, [&](size_t begin, size_t end) {
+      alignas(64) float chunk[kBf16Chunk];
+      for (size_t i = begin; i < end; i += kBf16Chunk) {
+        const int64_t len = std::min<int64_t>(kBf16Chunk, static_cast<int64_t>(end - i));
+        unary_loop(op, x + i, chunk, len, alpha, gamma);
+        convert_to_bf16(chunk, len, y + i);  // as the Cast it replaces (cast_to_bf16 below)
+      }
+    });
+    return;
+  }
+  float* y = c.out_data<float>(0);
+  parallel_for(pool, n, tile, [&](size_t begin, size_t end) {
     unary_loop(op, x + begin, y + begin, static_cast<int64_t>(end - begin), alpha, gamma);
   });
 }

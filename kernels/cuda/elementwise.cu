@@ -35,6 +35,10 @@ bool where_accepts(const pock_op_desc& op) { return cast_dtype_supported(op.inpu
 
 Status identity(const KernelCall& c) { return copy_input_to_output(c); }
 
+// The unary kernels write f32. A blob compiled for cpu in bf16 may have an activation write the
+// bf16 copy of a GEMM operand (src/compiler/lowering/bf16_producers.hpp): that op runs elsewhere.
+bool f32_output_accepts(const pock_op_desc& op) { return op.outputs[0].dtype == POCK_F32; }
+
 bool cast_accepts(const pock_op_desc& op) {
   return cast_dtype_supported(op.inputs[0].dtype) && cast_dtype_supported(op.outputs[0].dtype);
 }
@@ -49,7 +53,8 @@ Status cast(const KernelCall& c) {
 
 void register_elementwise(KernelTable& t) {
 #define POCK_ADD_UNARY(name, Op) \
-  t.add(planned_kernel<params::ActivationParams, StridedIndex<1>, plan_broadcast<1>, unary<Op>>(name, DType::kF32));
+  t.add(planned_kernel<params::ActivationParams, StridedIndex<1>, plan_broadcast<1>, unary<Op>>(name, DType::kF32, \
+                                                                                              f32_output_accepts));
   POCK_CUDA_UNARY_OPS(POCK_ADD_UNARY)
 #undef POCK_ADD_UNARY
 #define POCK_ADD_BINARY(name, Op) \

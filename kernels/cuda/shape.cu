@@ -134,6 +134,10 @@ Status concat(const KernelCall& c, const params::ShapeParams&, const PieceMoves&
 
 Status split(const KernelCall& c, const params::ShapeParams&, const PieceMoves& moves) { return move_pieces(c, moves, false); }
 
+// Moves elements of one dtype: not a Transpose that writes the bf16 copy of a GEMM operand
+// (output_dtype "bf16", src/compiler/lowering/bf16_producers.hpp), which runs elsewhere.
+bool same_dtype_accepts(const pock_op_desc& op) { return op.inputs[0].dtype == op.outputs[0].dtype; }
+
 }  // namespace
 
 void register_shape(KernelTable& t) {
@@ -141,7 +145,7 @@ void register_shape(KernelTable& t) {
   for (int i = 0; i < kNumDTypes; ++i) {
     const DType dt = static_cast<DType>(i);
     for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Copy"}) t.add({op, dt, copy_bytes});
-    t.add(planned_kernel<ShapeParams, TransposePlan, plan_transpose, transpose>("Transpose", dt));
+    t.add(planned_kernel<ShapeParams, TransposePlan, plan_transpose, transpose>("Transpose", dt, same_dtype_accepts));
     t.add(planned_kernel<ShapeParams, MovePlan, plan_slice, gather>("Slice", dt));
     t.add(planned_kernel<ShapeParams, MovePlan, plan_expand, gather>("Expand", dt));
     t.add(planned_kernel<ShapeParams, PadPlan, plan_pad, pad>("Pad", dt, constant_pad_accepts));

@@ -135,6 +135,13 @@ struct PReluOp { float operator()(float x, float slope) const { return x > 0.0f 
 // Clamp that lets NaN through (std::fmin / std::fmax would replace it by a bound, as PyTorch does not).
 float clamp(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
 
+// Writes element i of Gelu's output: f32, or bf16 (attribute output_dtype, the bf16 copy of a GEMM
+// operand: src/compiler/lowering/bf16_producers.hpp), rounded as Cast rounds.
+void store_f32_result(const KernelCall& c, int64_t i, float v) {
+  if (c.out(0).dtype == POCK_BF16) c.out_data<uint16_t>(0)[i] = float_to_bf16(v);
+  else c.out_data<float>(0)[i] = v;
+}
+
 template <float (*F)(float)>
 Status unary(const KernelCall& c) {
   const float* x = c.in_data<float>(0);
@@ -162,16 +169,15 @@ float hardswish(float x) { return x * hardsigmoid(x); }
 
 Status gelu(const KernelCall& c, const params::ActivationParams& p) {
   const float* x = c.in_data<float>(0);
-  float* y = c.out_data<float>(0);
   const int64_t n = numel(c.out(0));
   const bool tanh_form = p.tanh_gelu;
   for (int64_t i = 0; i < n; ++i) {
     const double v = x[i];
     if (tanh_form) {
       const double k = std::sqrt(2.0 / std::numbers::pi);
-      y[i] = static_cast<float>(0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v))));
+      store_f32_result(c, i, static_cast<float>(0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)))));
     } else {
-      y[i] = static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
+      store_f32_result(c, i, static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)))));
     }
   }
   return Status::ok();

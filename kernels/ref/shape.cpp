@@ -62,6 +62,14 @@ struct TransposeKernel {
     strides_of(x, in_strides);
     const IntSpan perm = span_of(p.perm);
     for (int d = 0; d < x.rank; ++d) step[d] = in_strides[perm.empty() ? x.rank - 1 - d : perm[d]];
+    if constexpr (sizeof(T) == sizeof(float)) {
+      if (c.out(0).dtype == POCK_BF16) {  // output_dtype "bf16": f32 values rounded as Cast rounds
+        const float* in = c.in_data<float>(0);
+        uint16_t* out = c.out_data<uint16_t>(0);
+        strided_walk(c.out(0), 0, step, [&](int64_t o, int64_t i) { out[o] = float_to_bf16(in[i]); });
+        return Status::ok();
+      }
+    }
     const T* in = c.in_data<T>(0);
     T* out = c.out_data<T>(0);
     strided_walk(c.out(0), 0, step, [&](int64_t o, int64_t i) { out[o] = in[i]; });

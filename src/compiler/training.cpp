@@ -8,6 +8,7 @@
 #include "compiler/autodiff/autodiff.hpp"
 #include "compiler/lowering/bf16_compute.hpp"
 #include "compiler/lowering/bf16_operands.hpp"
+#include "compiler/lowering/bf16_producers.hpp"
 #include "compiler/lowering/batch_size.hpp"
 #include "compiler/lowering/fold_frozen_scale.hpp"
 #include "compiler/lowering/quantize_frozen.hpp"
@@ -178,7 +179,10 @@ Status build_training_functions(TrainingProgram& program, const Recipe& recipe, 
   if (recipe.precision == "bf16") {
     for (FunctionDef& f : program.functions) {
       mark_bf16_gemms(f.nodes);
-      if (bf16_operands_apply(options)) POCK_RETURN_IF_ERROR(share_bf16_operands(g, f).status());
+      if (bf16_operands_apply(options)) {
+        POCK_RETURN_IF_ERROR(share_bf16_operands(g, f).status());
+        fold_bf16_casts_into_producers(g, f);
+      }
     }
   }
   return Status::ok();

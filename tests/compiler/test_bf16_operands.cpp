@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "pock/engine.hpp"
+#include "support/engine_parameter.hpp"
 #include "support/op_runner.hpp"
 #include "support/training_program.hpp"
 
@@ -43,12 +43,7 @@ Graph build_qkv() {
   return g;
 }
 
-Recipe recipe(const char* precision) {
-  auto r = parse_recipe(R"({"loss": {"type": "output", "logits": "y"}, "optimizer": {"type": "sgd", "lr": 0.01}})");
-  REQUIRE(r.is_ok());
-  r->precision = precision;
-  return r.value();
-}
+Recipe recipe(const char* precision) { return sgd_on_output_recipe(precision); }
 
 TrainingProgram build(const Graph& g, const char* precision) { return build_training_program(g, recipe(precision)); }
 
@@ -134,23 +129,5 @@ TEST_CASE("bf16: an activation saved only for GEMMs is saved in bf16, and cpu tr
   CHECK(bf16_report.saved_activation_bytes == kRows * kWidth * 2);
 
   const std::vector<float> x = random_floats(kRows * kWidth, 40);
-  std::map<std::string, std::vector<float>> trained;
-  for (const char* backend : {"cpu", "ref"}) {
-    Engine::Options o;
-    o.backend = backend;
-    auto engine = Engine::open_buffer(blob->data(), blob->size(), o);
-    REQUIRE(engine.is_ok());
-    REQUIRE(engine->set_input("x", x.data(), x.size() * sizeof(float)).is_ok());
-    REQUIRE(engine->train_step().is_ok());
-    std::vector<float> wq(kWidth * kWidth);
-    REQUIRE(engine->get_parameter("wq", wq.data(), wq.size() * sizeof(float)).is_ok());
-    trained[backend] = wq;
-  }
-  const std::vector<float> initial = random_floats(kWidth * kWidth, 2);
-  double moved = 0.0;
-  for (size_t i = 0; i < initial.size(); ++i) {
-    moved = std::max(moved, std::fabs(double{trained["ref"][i]} - initial[i]));
-    CHECK(trained["cpu"][i] == Approx(trained["ref"][i]).margin(1e-5));
-  }
-  CHECK(moved > 1e-3);  // the step did train
+  check_cpu_step_follows_ref(blob->data(), blob->size(), x, "wq", random_floats(kWidth * kWidth, 2), 1e-5);
 }

@@ -24,4 +24,12 @@ inline TrainingProgram build_training_program(const Graph& g, const Recipe& reci
   return program;
 }
 
+// A recipe that trains on the model's output "y" as the loss, SGD lr 0.01, in `precision`.
+inline Recipe sgd_on_output_recipe(const char* precision) {
+  auto r = parse_recipe(R"({"loss": {"type": "output", "logits": "y"}, "optimizer": {"type": "sgd", "lr": 0.01}})");
+  REQUIRE(r.is_ok());
+  r->precision = precision;
+  return r.value();
+}
+
 }  // namespace pock::test

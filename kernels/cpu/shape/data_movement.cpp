@@ -7,7 +7,9 @@
 // moves the input's innermost dim, a tiled 2D transpose.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
+#include "kernels/cpu/bf16_gemm.hpp"
 #include "kernels/cpu/cpu_families.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/layout.hpp"
@@ -35,18 +37,29 @@ pthreadpool_t pool_for(const KernelCall& c, int64_t elements) {
   return static_cast<size_t>(elements) >= kMinParallelElements ? thread_pool_for(c.desc->num_threads) : nullptr;
 }
 
+// Writes n contiguous f32 values as output elements: f32, or bf16 rounded as the cpu Cast rounds
+// (a Transpose that writes the bf16 copy of a GEMM operand as it moves it, output_dtype "bf16",
+// src/compiler/lowering/bf16_producers.hpp).
+void store_run(const float* values, int64_t n, float* out) {
+  std::memcpy(out, values, static_cast<size_t>(n) * sizeof(float));
+}
+void store_run(const float* values, int64_t n, uint16_t* out) { convert_to_bf16(values, n, out); }
+
 // Copies the walk's rows from `src` (operand 0) to `dst`; the innermost source stride is 1
 // (memcpy), 0 (fill) or anything else (gather).
-void copy_rows(const StridedWalk& w, const float* src, float* dst, pthreadpool_t pool) {
+template <typename Out>
+void copy_rows(const StridedWalk& w, const float* src, Out* dst, pthreadpool_t pool) {
   const int64_t inner = w.inner(), step = w.inner_stride(0);
   const size_t rows = static_cast<size_t>(w.rows());
   const size_t tile = balanced_tile(pool, rows, (kMinParallelElements / 4 + inner - 1) / std::max<int64_t>(inner, 1));
   parallel_for(pool, rows, tile, [&](size_t begin, size_t end) {
     for_each_row(w, static_cast<int64_t>(begin), static_cast<int64_t>(end), [&](int64_t out, const int64_t* in) {
       const float* s = src + in[0];
-      float* d = dst + out;
+      Out* d = dst + out;
       if (step == 1) {
-        std::memcpy(d, s, static_cast<size_t>(inner) * sizeof(float));
+        store_run(s, inner, d);
+      } else if constexpr (!std::is_same_v<Out, float>) {
+        for (int64_t i = 0; i < inner; ++i) store_run(s + i * step, 1, d + i);
       } else if (step == 0) {
         std::fill(d, d + inner, *s);
       } else {
@@ -67,15 +80,17 @@ LayoutPerm layout_perm(const IntSpan& perm) {
   return LayoutPerm::kNone;
 }
 
+// f32 in; f32 out, or bf16 (output_dtype "bf16").
 bool transpose_accepts(const pock_op_desc& op) {
   if (op.num_inputs != 1 || op.num_outputs != 1) return false;
   const pock_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
-  return is_f32(x) && is_f32(y) && x.rank == y.rank && x.rank <= kWalkMaxRank;
+  return is_f32(x) && (is_f32(y) || y.dtype == POCK_BF16) && x.rank == y.rank && x.rank <= kWalkMaxRank;
 }
 
 // The walk's innermost dim reads the source with a stride: some other dim `k` reads it
 // contiguously. Each (other dims, k tile) task transposes a [K x L] block through 16x16 tiles.
-void transpose_blocks(const StridedWalk& w, int k, const float* src, float* dst, pthreadpool_t pool) {
+template <typename Out>
+void transpose_blocks(const StridedWalk& w, int k, const float* src, Out* dst, pthreadpool_t pool) {
   const int last = w.rank - 1;
   int64_t out_stride[kWalkMaxRank];
   for (int64_t s = 1, d = last; d >= 0; --d) {
@@ -103,18 +118,37 @@ void transpose_blocks(const StridedWalk& w, int k, const float* src, float* dst,
         const int64_t j1 = std::min(L, j0 + kTile);
         for (int64_t i = i0; i < i1; ++i) {
           const float* s = src + s_base + i;
-          float* d = dst + d_base + i * dst_k;
-          for (int64_t j = j0; j < j1; ++j) d[j] = s[j * src_l];
+          Out* d = dst + d_base + i * dst_k;
+          if constexpr (std::is_same_v<Out, float>) {
+            for (int64_t j = j0; j < j1; ++j) d[j] = s[j * src_l];
+          } else {
+            float row[kTile];
+            for (int64_t j = j0; j < j1; ++j) row[j - j0] = s[j * src_l];
+            store_run(row, j1 - j0, d + j0);
+          }
         }
       }
     }
   });
 }
 
+template <typename Out>
+void transpose_walk(const StridedWalk& w, const float* src, Out* dst, pthreadpool_t pool) {
+  if (w.inner_stride(0) != 1) {
+    for (int k = 0; k + 1 < w.rank; ++k) {
+      if (w.strides[0][k] == 1) {
+        transpose_blocks(w, k, src, dst, pool);
+        return;
+      }
+    }
+  }
+  copy_rows(w, src, dst, pool);
+}
+
 Status transpose_run(const KernelCall& c, const params::ShapeParams& p) {
   const pock_tensor_desc &x = c.in(0), &y = c.out(0);
   const IntSpan perm = span_of(p.perm);
-  switch (layout_perm(perm)) {
+  switch (y.dtype == POCK_F32 ? layout_perm(perm) : LayoutPerm::kNone) {
     case LayoutPerm::kToNhwc:
       nchw_to_nhwc(c.in_data<float>(0), c.out_data<float>(0), x.dims[0], x.dims[1], x.dims[2] * x.dims[3],
                    pool_for(c, numel(y)));
@@ -132,17 +166,8 @@ Status transpose_run(const KernelCall& c, const params::ShapeParams& p) {
   StridedWalk w;
   make_strided_walk(y.rank, y.dims, 1, strides, nullptr, &w);
   pthreadpool_t pool = pool_for(c, numel(y));
-  const float* src = c.in_data<float>(0);
-  float* dst = c.out_data<float>(0);
-  if (w.inner_stride(0) != 1) {
-    for (int k = 0; k + 1 < w.rank; ++k) {
-      if (w.strides[0][k] == 1) {
-        transpose_blocks(w, k, src, dst, pool);
-        return Status::ok();
-      }
-    }
-  }
-  copy_rows(w, src, dst, pool);
+  if (y.dtype == POCK_BF16) transpose_walk(w, c.in_data<float>(0), c.out_data<uint16_t>(0), pool);
+  else transpose_walk(w, c.in_data<float>(0), c.out_data<float>(0), pool);
   return Status::ok();
 }
 

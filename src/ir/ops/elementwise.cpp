@@ -21,10 +21,13 @@ Status clip(InferContext& ctx) {
   return schema::same_as_first(ctx);
 }
 
+// output_dtype "bf16": the output is the bf16 copy that bf16 GEMMs read, rounded from f32 results
+// (recipe precision bf16, src/compiler/lowering/bf16_producers.hpp).
 Status gelu(InferContext& ctx) {
   const std::string_view mode = ctx.attrs->get_string("approximate", "none");
   if (mode != "none" && mode != "tanh") return ctx.error("approximate must be 'none' or 'tanh', got '" + std::string(mode) + "'");
-  return unary_float(ctx);
+  POCK_RETURN_IF_ERROR(unary_float(ctx));
+  return schema::apply_output_dtype(ctx);
 }
 
 Status celu(InferContext& ctx) {
@@ -76,7 +79,7 @@ void register_elementwise_schemas(SchemaRegistry& r) {
   for (const char* op : kUnary) add(r, op, 1, 1, 1, 1, unary_float, "unary elementwise");
   add(r, "Relu6", 1, 1, 1, 1, unary_float, "min(max(x, 0), 6)");
   add(r, "Clip", 1, 1, 1, 1, clip, "clamp to [min, max] (attributes; absent bound = unbounded)");
-  add(r, "Gelu", 1, 1, 1, 1, gelu, "GELU; approximate = 'none' (erf) or 'tanh'");
+  add(r, "Gelu", 1, 1, 1, 1, gelu, "GELU; approximate = 'none' (erf) or 'tanh'; output_dtype = 'f32' or 'bf16'");
   add(r, "LeakyRelu", 1, 1, 1, 1, unary_float, "x if x > 0 else alpha * x");
   add(r, "Where", 3, 3, 1, 1, where, "cond ? a : b with broadcast");
   add(r, "Cast", 1, 1, 1, 1, cast, "convert to dtype 'to'");

@@ -1,5 +1,7 @@
 #include "ir/ops/schema_helpers.hpp"
 
+#include <string>
+#include <string_view>
 #include <variant>
 
 namespace pock::schema {
@@ -83,6 +85,17 @@ void add(SchemaRegistry& r, const char* name, int min_in, int max_in, int min_ou
   s.doc = doc;
   s.mutated_inputs = std::move(mutated);
   r.add(std::move(s));
+}
+
+Status apply_output_dtype(InferContext& ctx) {
+  const std::string_view output = ctx.attrs->get_string("output_dtype", "f32");
+  if (output == "f32") return Status::ok();
+  if (output != "bf16") return ctx.error("output_dtype must be 'f32' or 'bf16', got '" + std::string(output) + "'");
+  if (ctx.outputs.empty() || ctx.outputs[0].dtype != DType::kF32) {
+    return ctx.error("output_dtype 'bf16' needs an f32 input, got " + std::string(dtype_name(ctx.in(0).dtype)));
+  }
+  ctx.outputs[0].dtype = DType::kBF16;
+  return Status::ok();
 }
 
 }  // namespace pock::schema

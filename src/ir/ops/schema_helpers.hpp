@@ -24,6 +24,10 @@ Status require_same_dtype(const InferContext& ctx);
 // src/compiler/lowering/bf16_operands.hpp) and the sums, so the output, are f32. Otherwise every
 // input shares input 0's dtype, which the output has.
 Result<DType> gemm_output_dtype(const InferContext& ctx, size_t operands);
+// Attribute 'output_dtype' of an op that may write the bf16 copy of a bf16 GEMM operand itself
+// (src/compiler/lowering/bf16_producers.hpp): absent or "f32" leaves output 0 as inferred; "bf16",
+// for an f32 output, makes it bf16 (the f32 result rounded to nearest even).
+Status apply_output_dtype(InferContext& ctx);
 // Registers a schema in one line.
 void add(SchemaRegistry& r, const char* name, int min_in, int max_in, int min_out, int max_out, InferFn infer,
          const char* doc, std::vector<int> mutated = {});

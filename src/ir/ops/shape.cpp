@@ -127,7 +127,8 @@ Status transpose(InferContext& ctx) {
     seen[perm[i]] = true;
     out[i] = in[perm[i]];
   }
-  return set_output(ctx, std::move(out));
+  POCK_RETURN_IF_ERROR(set_output(ctx, std::move(out)));
+  return schema::apply_output_dtype(ctx);  // a bf16 GEMM operand's copy, written as it moves
 }
 
 Status concat(InferContext& ctx) {
@@ -325,7 +326,7 @@ void register_shape_schemas(SchemaRegistry& r) {
   using schema::add;
   add(r, "Reshape", 1, 1, 1, 1, reshape, "new shape; one -1 is inferred, 0 copies the input dim");
   add(r, "Flatten", 1, 1, 1, 1, flatten, "2-D [prod(dims[:axis]), prod(dims[axis:])], axis=1");
-  add(r, "Transpose", 1, 1, 1, 1, transpose, "permute dims by perm (absent: reverse)");
+  add(r, "Transpose", 1, 1, 1, 1, transpose, "permute dims by perm (absent: reverse); output_dtype = 'f32' or 'bf16'");
   add(r, "Concat", 1, 1024, 1, 1, concat, "join inputs along axis");
   r.set_variadic("Concat");
   add(r, "Slice", 1, 1, 1, 1, slice, "starts, ends, axes, steps with ONNX clamping; negative steps walk backwards");
