@@ -7,6 +7,7 @@
 
 #include "compiler/autodiff/autodiff.hpp"
 #include "compiler/lowering/bf16_compute.hpp"
+#include "compiler/lowering/bf16_convs.hpp"
 #include "compiler/lowering/bf16_operands.hpp"
 #include "compiler/lowering/batch_size.hpp"
 #include "compiler/lowering/fold_frozen_scale.hpp"
@@ -179,6 +180,7 @@ Status build_training_functions(TrainingProgram& program, const Recipe& recipe, 
     for (FunctionDef& f : program.functions) {
       mark_bf16_gemms(f.nodes);
       if (bf16_operands_apply(options)) POCK_RETURN_IF_ERROR(share_bf16_operands(g, f).status());
+      if (bf16_operands_apply(options)) mark_bf16_convs(g, f.nodes);
     }
   }
   return Status::ok();
