@@ -28,6 +28,7 @@ bool read_window(const pock_op_desc& op, const pock_tensor_desc& x, const pock_t
   g->pad_right = p.pad_right;
   g->groups = p.groups;
   g->activation = p.activation;
+  g->bf16 = p.bf16;
   if (g->groups < 1 || g->in_channels % g->groups != 0 || g->out_channels % g->groups != 0) return false;
   if (kernel_h < 1 || kernel_w < 1) return false;
   if (g->stride_h < 1 || g->stride_w < 1 || g->dilation_h < 1 || g->dilation_w < 1) return false;

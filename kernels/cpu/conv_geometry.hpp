@@ -17,6 +17,7 @@ struct ConvGeometry {
   int64_t groups = 1;
   bool has_bias = false;
   Activation activation = Activation::kNone;  // fused epilogue, applied after the bias
+  bool bf16 = false;                          // compute "bf16" (params/conv.hpp): only conv_bf16.hpp's way
 
   int64_t in_per_group() const { return in_channels / groups; }
   int64_t out_per_group() const { return out_channels / groups; }

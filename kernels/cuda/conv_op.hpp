@@ -38,7 +38,8 @@ template <ConvShapes (*kShapes)(const pock_op_desc&)>
 bool accepts_conv(const pock_op_desc& op) {
   params::WindowParams p;
   CudnnGeometry g;
-  return parse(op, &p).is_ok() && cudnn_geometry(kShapes(op), p, &g);
+  // compute "bf16" (recipe precision bf16 on the cpu backend) is left to the backends that round.
+  return parse(op, &p).is_ok() && !p.bf16 && cudnn_geometry(kShapes(op), p, &g);
 }
 
 // kScratch(op, layout) takes the op's pieces from `layout` (after cuDNN's workspace).

@@ -1,5 +1,6 @@
 #include "kernels/params/conv.hpp"
 
+#include <string>
 #include <string_view>
 
 #include "kernels/params/attr_reader.hpp"
@@ -46,6 +47,9 @@ Status parse(const pock_op_desc& op, WindowParams* out) {
   const std::optional<Activation> parsed = parse_activation(activation);
   if (!parsed) r.invalid("activation", "is '" + std::string(activation) + "', not none, relu or relu6");
   out->activation = parsed.value_or(Activation::kNone);
+  const std::string_view compute = r.text("compute", "f32");
+  if (compute != "f32" && compute != "bf16") r.invalid("compute", "is '" + std::string(compute) + "', not f32 or bf16");
+  out->bf16 = compute == "bf16";
   if (out->kernel_h < 1 || out->kernel_w < 1) r.invalid("kernel", "must be positive");
   if (out->stride_h < 1 || out->stride_w < 1) r.invalid("strides", "must be positive");
   if (out->dilation_h < 1 || out->dilation_w < 1) r.invalid("dilations", "must be positive");

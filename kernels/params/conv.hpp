@@ -19,6 +19,9 @@ struct WindowParams {
   bool nhwc = false;                 // layout "NHWC" (Conv2d); "NCHW" otherwise
   bool count_include_pad = false;    // AvgPool2d(Grad)
   Activation activation = Activation::kNone;  // Conv2d's fused epilogue
+  // compute "bf16" (Conv2d and its input and weight gradients): both operands rounded to bf16
+  // (kernels/bf16_round.h), f32 products and sums, as the linalg GEMMs' (params/linalg.hpp).
+  bool bf16 = false;
 };
 
 Status parse(const pock_op_desc& op, WindowParams* out);

@@ -1,4 +1,5 @@
-// Reference kernels of the conv family: direct loops over NCHW f32 (Conv2d also NHWC), sums in double.
+// Reference kernels of the conv family: direct loops over NCHW f32 (Conv2d also NHWC), sums in double
+// (Conv2d with compute "bf16": operands rounded to bf16 as they are read).
 // Attributes were validated by the schema when the graph was built and again when the blob loaded.
 #include <algorithm>
 #include <cmath>
@@ -62,7 +63,8 @@ Status conv2d(const KernelCall& c, const params::WindowParams& p) {
           for (int64_t ci = 0; ci < in_per_group; ++ci) {
             const float* filter = w + (o * in_per_group + ci) * g.kernel_h * g.kernel_w;
             ref::for_each_tap(g, oy, ox, [&](int64_t ky, int64_t kx, int64_t iy, int64_t ix) {
-              acc += static_cast<double>(x[x_at(n, first_in_channel + ci, iy, ix)]) * filter[ky * g.kernel_w + kx];
+              acc += ref::conv_operand(x[x_at(n, first_in_channel + ci, iy, ix)], p.bf16) *
+                     ref::conv_operand(filter[ky * g.kernel_w + kx], p.bf16);
             });
           }
           y[y_at(n, o, oy, ox)] = apply_activation(activation, static_cast<float>(acc));

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/bf16_round.h"
 #include "kernels/params/conv.hpp"
 #include "runtime/kernel.hpp"
 
@@ -39,6 +40,10 @@ inline Window window_of(const params::WindowParams& p, const pock_tensor_desc& x
   w.pad_right = p.pad_right;
   return w;
 }
+
+// An operand value as a convolution multiplies it: rounded to bf16 under compute "bf16"
+// (params::WindowParams::bf16), as it is otherwise.
+inline double conv_operand(float v, bool bf16) { return bf16 ? pock_round_bf16(v) : v; }
 
 // Calls f(ky, kx, iy, ix) for each tap (ky, kx) of the window of output (oy, ox) that reads the
 // input at (iy, ix); taps in the padding are skipped (they read 0, or a zero point, and add 0).

@@ -1,5 +1,6 @@
-// Reference kernels of the conv backward ops: direct loops over NCHW f32. Where an output element
-// gathers its terms (dx of a convolution, dw, db, dx of an average pool) it sums them in double;
+// Reference kernels of the conv backward ops: direct loops over NCHW f32 (compute "bf16": operands
+// rounded to bf16 as they are read). Where an output element gathers its terms (dx of a
+// convolution, dw, db, dx of an average pool) it sums them in double;
 // MaxPool2dGrad scatters, because only the window's own scan knows where its maximum is.
 #include <algorithm>
 #include <cmath>
@@ -51,7 +52,8 @@ Status conv2d_grad_input(const KernelCall& c, const params::WindowParams& p) {
               for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
                 const int64_t ox = output_at(ix, kx, g.stride_w, g.pad_left, g.dilation_w, g.out_w);
                 if (ox < 0) continue;
-                acc += static_cast<double>(grad_plane[oy * g.out_w + ox]) * filter[ky * g.kernel_w + kx];
+                acc += ref::conv_operand(grad_plane[oy * g.out_w + ox], p.bf16) *
+                       ref::conv_operand(filter[ky * g.kernel_w + kx], p.bf16);
               }
             }
           }
@@ -92,7 +94,8 @@ Status conv2d_grad_weight(const KernelCall& c, const params::WindowParams& p) {
               for (int64_t ox = 0; ox < g.out_w; ++ox) {
                 const int64_t ix = ox * g.stride_w - g.pad_left + kx * g.dilation_w;
                 if (ix < 0 || ix >= g.in_w) continue;
-                acc += static_cast<double>(plane[iy * g.in_w + ix]) * grad_plane[oy * g.out_w + ox];
+                acc += ref::conv_operand(plane[iy * g.in_w + ix], p.bf16) *
+                       ref::conv_operand(grad_plane[oy * g.out_w + ox], p.bf16);
               }
             }
           }

@@ -7,6 +7,7 @@
 
 #include "compiler/autodiff/autodiff.hpp"
 #include "compiler/lowering/bf16_compute.hpp"
+#include "compiler/lowering/bf16_convs.hpp"
 #include "compiler/lowering/bf16_operands.hpp"
 #include "compiler/lowering/bf16_producers.hpp"
 #include "compiler/lowering/batch_size.hpp"
@@ -182,6 +183,7 @@ Status build_training_functions(TrainingProgram& program, const Recipe& recipe, 
       if (bf16_operands_apply(options)) {
         POCK_RETURN_IF_ERROR(share_bf16_operands(g, f).status());
         fold_bf16_casts_into_producers(g, f);
+        mark_bf16_convs(g, f.nodes);
       }
     }
   }

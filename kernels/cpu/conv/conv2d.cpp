@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/cpu/conv_algorithm_choice.hpp"
+#include "kernels/cpu/conv_bf16.hpp"
 #include "kernels/cpu/conv_dnnl.hpp"
 #include "kernels/cpu/conv_kernel.hpp"
 #include "kernels/cpu/conv_winograd.hpp"
@@ -100,6 +101,7 @@ std::vector<Maker> ways_for(const ConvGeometry& g, bool nhwc, int32_t num_thread
 bool conv_accepts(const pock_op_desc& op) {
   ConvGeometry g;
   if (!geometry_of(op, &g)) return false;
+  if (g.bf16) return !is_nhwc(op) && bf16_conv_accepts(g);  // compute "bf16": conv_bf16.hpp's way alone
   if (is_nhwc(op)) return xnnpack_conv_available() && is_constant(op.inputs[1]);
   // XNNPACK may still reject a shape at prepare; prepare then reports that no way is left.
   return g.is_depthwise() || im2col_conv_available() || (xnnpack_conv_available() && is_constant(op.inputs[1]));
@@ -110,9 +112,11 @@ Status conv_prepare(const pock_op_desc& op, KernelScope& scope, void** state) {
   if (!geometry_of(op, &g)) {
     return Status(Code::kInvalidArgument, std::string("Conv2d '") + op.name + "': bad shapes");
   }
-  // A blob tuned on this machine names the algorithm (pockc tune, compile --profile).
-  if (names_conv_algorithm(op)) return prepare_chosen_conv(op, g, ConvDirection::kForward, scope, state);
-  const std::vector<Maker> ways = ways_for(g, is_nhwc(op), op.num_threads);
+  // bf16 convolutions have one way; a blob tuned on this machine names the algorithm of the others
+  // (pockc tune, compile --profile).
+  if (!g.bf16 && names_conv_algorithm(op)) return prepare_chosen_conv(op, g, ConvDirection::kForward, scope, state);
+  const std::vector<Maker> ways =
+      g.bf16 ? std::vector<Maker>{make_bf16_conv} : ways_for(g, is_nhwc(op), op.num_threads);
   for (Maker make : ways) {
     Status status;
     std::unique_ptr<ConvKernel> kernel = make(op, g, scope, &status);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/cpu/conv_algorithm_choice.hpp"
+#include "kernels/cpu/conv_bf16.hpp"
 #include "kernels/cpu/conv_dnnl.hpp"
 #include "kernels/cpu/conv_grad_kernel.hpp"
 #include "kernels/cpu/conv_grad_xnnpack.hpp"
@@ -23,13 +24,17 @@ namespace {
 
 bool grad_input_accepts(const pock_op_desc& op) {
   ConvGeometry g;
-  return conv_grad_input_geometry(op, &g) && (g.is_depthwise() || gemm_conv_grad_available());
+  if (!conv_grad_input_geometry(op, &g)) return false;
+  if (g.bf16) return bf16_conv_accepts(g);  // compute "bf16": conv_bf16.hpp's way alone
+  return g.is_depthwise() || gemm_conv_grad_available();
 }
 
 bool grad_weight_accepts(const pock_op_desc& op) {
   ConvGeometry g;
   int64_t channels = 0;
-  return conv_grad_weight_geometry(op, &g, &channels) && (g.is_depthwise() || gemm_conv_grad_available());
+  if (!conv_grad_weight_geometry(op, &g, &channels)) return false;
+  if (g.bf16) return bf16_conv_accepts(g);
+  return g.is_depthwise() || gemm_conv_grad_available();
 }
 
 Status bad_shapes(const pock_op_desc& op) {
@@ -47,9 +52,15 @@ Status adopt(const pock_op_desc& op, std::unique_ptr<ConvKernel> kernel, void** 
 Status grad_input_prepare(const pock_op_desc& op, KernelScope& scope, void** state) {
   ConvGeometry g;
   if (!conv_grad_input_geometry(op, &g)) return bad_shapes(op);
-  // A blob tuned on this machine names the algorithm (pockc tune, compile --profile).
-  if (names_conv_algorithm(op)) return prepare_chosen_conv(op, g, ConvDirection::kInputGrad, scope, state);
   Status status;
+  if (g.bf16) {
+    std::unique_ptr<ConvKernel> kernel = make_bf16_conv_grad_input(op, g, scope, &status);
+    POCK_RETURN_IF_ERROR(status);
+    return adopt(op, std::move(kernel), state);
+  }
+  // bf16 ones have one way; a blob tuned on this machine names the algorithm of the others
+  // (pockc tune, compile --profile).
+  if (names_conv_algorithm(op)) return prepare_chosen_conv(op, g, ConvDirection::kInputGrad, scope, state);
   std::unique_ptr<ConvKernel> kernel = make_depthwise_conv_grad_input(op, g, cpu_depthwise_grad_loops(), &status);
   // oneDNN (Winograd or direct) where its rule measured it faster, when it is on (conv_dnnl.cpp).
   if (!kernel && status.is_ok()) kernel = make_dnnl_conv_by_rule(op, g, ConvDirection::kInputGrad, scope, &status);
@@ -72,6 +83,11 @@ Status grad_weight_prepare(const pock_op_desc& op, KernelScope& scope, void** st
   int64_t channels = 0;
   if (!conv_grad_weight_geometry(op, &g, &channels)) return bad_shapes(op);
   Status status;
+  if (g.bf16) {
+    std::unique_ptr<ConvKernel> kernel = make_bf16_conv_grad_weight(op, g, channels, scope, &status);
+    POCK_RETURN_IF_ERROR(status);
+    return adopt(op, std::move(kernel), state);
+  }
   std::unique_ptr<ConvKernel> kernel =
       make_depthwise_conv_grad_weight(op, g, channels, cpu_depthwise_grad_loops(), &status);
   if (!kernel && status.is_ok()) kernel = make_gemm_conv_grad_weight(op, g, channels, scope, &status);

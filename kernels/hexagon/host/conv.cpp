@@ -8,8 +8,9 @@ namespace pock::hexagon {
 
 bool pointwise_window(const pock_op_desc& op, params::WindowParams* p) {
   if (!params::parse(op, p).is_ok()) return false;
-  return !p->nhwc && p->groups == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 && p->pad_left == 0 &&
-         p->pad_bottom == 0 && p->pad_right == 0;
+  // compute "bf16" is left to the backends that round (ref, cpu).
+  return !p->nhwc && !p->bf16 && p->groups == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 &&
+         p->pad_left == 0 && p->pad_bottom == 0 && p->pad_right == 0;
 }
 
 bool is_pointwise_weight(const pock_tensor_desc& w) { return w.rank == 4 && w.dims[2] == 1 && w.dims[3] == 1; }

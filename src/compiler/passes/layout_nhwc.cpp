@@ -72,6 +72,8 @@ bool read_in_forward_only(const FunctionDef& fn, const FunctionUses& uses, const
 bool is_member_conv(const Graph& g, const std::unordered_set<TensorId>& mutated, const Node& n) {
   if (n.op != "Conv2d" || n.outputs.size() != 1 || n.inputs.size() < 2) return false;
   if (n.attrs.get_string("layout", "NCHW") != "NCHW") return false;
+  // compute "bf16" (recipe precision bf16): the cpu backend's bf16 convolutions read NCHW.
+  if (n.attrs.get_string("compute", "f32") == "bf16") return false;
   return is_4d_f32(g, n.inputs[0]) && is_4d_f32(g, n.outputs[0]) && is_frozen_weight(g, mutated, n.inputs[1]);
 }
 

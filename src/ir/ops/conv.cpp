@@ -133,6 +133,7 @@ Status conv2d(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_conv_algorithm(ctx));
   POCK_ASSIGN_OR_RETURN(const bool nhwc, is_nhwc(ctx));
   POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
+  POCK_RETURN_IF_ERROR(schema::require_conv_compute(ctx));
   POCK_RETURN_IF_ERROR(require_image(ctx, 0, "input x"));
   POCK_RETURN_IF_ERROR(require_image(ctx, 1, "weight w"));
   POCK_ASSIGN_OR_RETURN(const Shape nchw, conv2d_output_shape(ctx, as_nchw(ctx.in(0).shape, nhwc), ctx.in(1).shape));
@@ -235,7 +236,8 @@ void register_conv_schemas(SchemaRegistry& r) {
   using schema::add;
   add(r, "Conv2d", 2, 3, 1, 1, conv2d,
       "NCHW conv: x [N,C,H,W], w [O,C/groups,kh,kw], optional b [O]; strides, pads (t,l,b,r), dilations, groups; "
-      "activation (none | relu | relu6: fused epilogue); layout (NCHW | NHWC: x and y [N,H,W,C])");
+      "activation (none | relu | relu6: fused epilogue); layout (NCHW | NHWC: x and y [N,H,W,C]); "
+      "compute (f32 | bf16: operands rounded to bf16, f32 sums)");
   add(r, "ConvTranspose2d", 2, 2, 1, 1, conv_transpose2d,
       "transposed conv: x [N,Cin,H,W], w [Cin,Cout/groups,kh,kw]; strides, pads (t,l,b,r), dilations, groups, "
       "output_padding; the kernels are Conv2dGradInput's (y is the input gradient of a Conv2d of y with w)");

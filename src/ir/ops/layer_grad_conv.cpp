@@ -116,6 +116,7 @@ Status conv2d_grad_input(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
   POCK_RETURN_IF_ERROR(schema::require_conv_algorithm(ctx));
   POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
+  POCK_RETURN_IF_ERROR(schema::require_conv_compute(ctx));
   const Shape& dy = ctx.in(0).shape;
   const Shape& w = ctx.in(1).shape;
   POCK_RETURN_IF_ERROR(require_rank4(ctx, dy, "dy"));
@@ -132,6 +133,7 @@ Status conv2d_grad_input(InferContext& ctx) {
 Status conv2d_grad_weight(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
   POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
+  POCK_RETURN_IF_ERROR(schema::require_conv_compute(ctx));
   const Shape& x = ctx.in(0).shape;
   const Shape& dy = ctx.in(1).shape;
   POCK_RETURN_IF_ERROR(require_rank4(ctx, x, "input x"));
@@ -185,7 +187,8 @@ Status avg_pool2d_grad(InferContext& ctx) {
 void register_conv_grad_schemas(SchemaRegistry& r) {
   using schema::add;
   add(r, "Conv2dGradInput", 2, 2, 1, 1, conv2d_grad_input,
-      "dx of Conv2d: transposed convolution of dy [N,O,OH,OW] with w; Conv2d's attributes plus input_shape");
+      "dx of Conv2d: transposed convolution of dy [N,O,OH,OW] with w; Conv2d's attributes (compute too) plus "
+      "input_shape");
   add(r, "Conv2dGradWeight", 2, 2, 1, 1, conv2d_grad_weight,
       "dw of Conv2d: correlation of x with dy; Conv2d's attributes plus kernel [kh,kw] and channels "
       "(leading output channels computed, default all) -> [channels, C/groups, kh, kw]");

@@ -26,6 +26,16 @@ Status require_gemm_compute(const InferContext& ctx) {
   return Status::ok();
 }
 
+Status require_conv_compute(const InferContext& ctx) {
+  POCK_RETURN_IF_ERROR(require_gemm_compute(ctx));
+  const auto* compute = ctx.attrs->find("compute");
+  const auto* name = compute ? std::get_if<std::string>(compute) : nullptr;
+  if (name && *name == "bf16" && ctx.in(0).dtype != DType::kF32) {
+    return ctx.error(std::string("compute \"bf16\" needs f32 operands, got ") + dtype_name(ctx.in(0).dtype));
+  }
+  return Status::ok();
+}
+
 Status require_same_dtype(const InferContext& ctx) {
   for (size_t i = 1; i < ctx.inputs.size(); ++i) {
     if (ctx.has_in(i) && ctx.in(i).dtype != ctx.in(0).dtype) {

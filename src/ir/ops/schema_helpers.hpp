@@ -16,6 +16,9 @@ Result<int64_t> checked_numel(const InferContext& ctx, const Shape& shape);
 // A GEMM's attribute 'compute': absent or "f32", or "bf16" (operands rounded to bf16, f32 sums;
 // recipe precision "bf16").
 Status require_gemm_compute(const InferContext& ctx);
+// A convolution's (Conv2d and its input and weight gradients) attribute 'compute', as a GEMM's;
+// "bf16" only over f32 operands (the kernels round them; no mixed dtypes).
+Status require_conv_compute(const InferContext& ctx);
 // All present inputs share input 0's dtype.
 Status require_same_dtype(const InferContext& ctx);
 // The dtype of a GEMM's output, from its first `operands` inputs (the matrices; a bias after them
