@@ -2,6 +2,7 @@
 
 #include <array>
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,7 +21,9 @@ std::array<std::atomic<int>, kConvAlgorithms.size()> made{};
 using Maker = std::unique_ptr<ConvKernel> (*)(const pock_op_desc&, const ConvGeometry&, KernelScope&, Status*);
 
 // By ConvAlgorithm (ir/conv_algorithm.hpp order): the forward way, then the input gradient's. The
-// input gradient's im2col way is im2col's adjoint: sgemm, then col2im (conv_grad_gemm.cpp).
+// input gradient's im2col way is im2col's adjoint: sgemm, then col2im (conv_grad_gemm.cpp). The
+// depthwise way is the backend's own direct loops in the layout its rule picks for the shape:
+// channels-last in scratch on small planes (depthwise_channels_last.hpp), NCHW rows otherwise.
 constexpr std::array<std::array<Maker, 2>, kConvAlgorithms.size()> kMakers = {{
     {make_im2col_conv, make_gemm_conv_grad_input},
     {[](const pock_op_desc& op, const ConvGeometry& g, KernelScope& scope, Status* status) {
@@ -30,8 +33,14 @@ constexpr std::array<std::array<Maker, 2>, kConvAlgorithms.size()> kMakers = {{
        return make_winograd_conv(op, g, ConvDirection::kInputGrad, scope, status);
      }},
     {make_xnnpack_conv, make_xnnpack_conv_grad_input},
-    {make_depthwise_conv,
-     [](const pock_op_desc& op, const ConvGeometry& g, KernelScope&, Status* status) {
+    {[](const pock_op_desc& op, const ConvGeometry& g, KernelScope& scope, Status* status) {
+       std::unique_ptr<ConvKernel> kernel = make_channels_last_depthwise_conv(op, g, scope, status);
+       if (kernel || !status->is_ok()) return kernel;
+       return make_depthwise_conv(op, g, scope, status);
+     },
+     [](const pock_op_desc& op, const ConvGeometry& g, KernelScope& scope, Status* status) {
+       std::unique_ptr<ConvKernel> kernel = make_channels_last_depthwise_grad_input(op, g, scope, status);
+       if (kernel || !status->is_ok()) return kernel;
        return make_depthwise_conv_grad_input(op, g, cpu_depthwise_grad_loops(), status);
      }},
 }};

@@ -1,7 +1,8 @@
 // The cpu backend's ways to run Conv2d's input and weight gradients. conv_grad.cpp picks one per
 // op at prepare, like conv.cpp does for the forward op; each is built with its scratch reserved so
 // that run() never allocates.
-//   depthwise — one input channel per group: direct loops over NCHW, no library
+//   depthwise — one input channel per group: direct loops over NCHW, no library; on small planes
+//               the same sums channels-last in scratch
 //   xnnpack   — the input gradient of a frozen weight, where measured faster: a deconvolution
 //               (conv_grad_xnnpack.hpp; the weight is packed once, it cannot change)
 //   gemm      — anything else: im2col / col2im around OpenBLAS sgemm
@@ -81,6 +82,13 @@ std::unique_ptr<ConvKernel> make_depthwise_conv_grad_input(const pock_op_desc& o
 std::unique_ptr<ConvKernel> make_depthwise_conv_grad_weight(const pock_op_desc& op, const ConvGeometry& g,
                                                             int64_t channels, const DepthwiseGradLoops& loops,
                                                             Status* status);
+// Depthwise layers (depth multiplier 1) of small planes: channels-last in scratch, the channels as
+// vector lanes (conv_grad_depthwise_nhwc.cpp). nullptr with an OK status for any other shape.
+std::unique_ptr<ConvKernel> make_channels_last_depthwise_grad_input(const pock_op_desc& op, const ConvGeometry& g,
+                                                                    KernelScope& scope, Status* status);
+std::unique_ptr<ConvKernel> make_channels_last_depthwise_grad_weight(const pock_op_desc& op, const ConvGeometry& g,
+                                                                     int64_t channels, KernelScope& scope,
+                                                                     Status* status);
 // The gemm way's column scratch is the backend instance's shared region (runtime/kernel_scope.hpp).
 std::unique_ptr<ConvKernel> make_gemm_conv_grad_input(const pock_op_desc& op, const ConvGeometry& g, KernelScope& scope,
                                                       Status* status);

@@ -4,7 +4,8 @@
 // any op of the engine, not a buffer per op.
 //   xnnpack   — frozen (constant) weights: XNNPACK operator created once per engine for each
 //               weight, shared by every function's instance of the op, weights repacked into it
-//   depthwise — one input channel per group: direct vectorized loops over NCHW, weights read live
+//   depthwise — one input channel per group: direct vectorized loops over NCHW, weights read live;
+//               on small planes with a trainable weight, channels-last in scratch
 //   im2col    — anything else: im2col into scratch + OpenBLAS sgemm, weights read live
 // Dense 3x3 stride-1 layers where measured faster go first to Winograd (conv_winograd.hpp), or to
 // oneDNN when the environment opts in (conv_dnnl.hpp).
@@ -31,6 +32,9 @@ std::unique_ptr<ConvKernel> make_xnnpack_conv(const pock_op_desc& op, const Conv
                                               Status* status);
 std::unique_ptr<ConvKernel> make_depthwise_conv(const pock_op_desc& op, const ConvGeometry& g, KernelScope& scope,
                                                 Status* status);
+// Depthwise (multiplier 1) onto small planes, channels-last in scratch (conv_depthwise_nhwc.cpp).
+std::unique_ptr<ConvKernel> make_channels_last_depthwise_conv(const pock_op_desc& op, const ConvGeometry& g,
+                                                              KernelScope& scope, Status* status);
 std::unique_ptr<ConvKernel> make_im2col_conv(const pock_op_desc& op, const ConvGeometry& g, KernelScope& scope,
                                              Status* status);
 

@@ -2,12 +2,14 @@
 // shapes (support/backend_compare.hpp: same blob on a cpu-preferring and a ref-preferring
 // engine, binding checked, every output and every in-place update compared).
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/depthwise_channels_last.hpp"
 #include "support/backend_compare.hpp"
 #include "support/backward_cases.hpp"
 
@@ -112,6 +114,42 @@ TEST_CASE("cpu depthwise Conv2dGradInput and Conv2dGradWeight match ref on odd s
   both({1, 2, 150, 140, 2, 3, 3, 2, {1, 1}, {1, 1, 1, 1}, {1, 1}});  // beyond the stack scratch: by rows
   both({1, 2, 150, 141, 4, 3, 3, 2, {2, 2}, {1, 1, 1, 1}, {1, 1}});
   both({2, 3, 9, 21, 3, 3, 17, 3, {1, 1}, {1, 8, 1, 8}, {1, 1}});    // kernel wider than 16: by rows
+}
+
+// Depthwise layers of multiplier 1 onto planes up to 64 pixels run channels-last in scratch
+// (kernels/cpu/conv_grad_depthwise_nhwc.cpp): channel counts that leave vector tails and span
+// several 64-channel blocks of the weight gradient (with a partial-channel k inside a block),
+// strides, dilations, asymmetric pads, one and every thread.
+TEST_CASE("cpu channels-last depthwise gradients match ref on small planes", "[ops][cpu][grad]") {
+  std::mt19937 gen(16);
+  uint32_t seed = 1600;
+  auto all = [&](const ConvShape& s, int threads) {
+    INFO("x " << shape_str(s.x()) << " strides " << s.strides[0] << "," << s.strides[1] << " pads " << s.pads[0]
+              << "," << s.pads[1] << "," << s.pads[2] << "," << s.pads[3] << " dilations " << s.dilations[0] << ","
+              << s.dilations[1] << " threads " << threads);
+    REQUIRE(s.depthwise());
+    check(grad_input_case(s, false, seed += 2), kCpu, threads);
+    check(grad_input_case(s, true, seed += 2), kCpu, threads);
+    check(grad_weight_case(s, 0, seed += 2), kCpu, threads);
+    check(grad_weight_case(s, random_dim(gen, 1, s.out_channels), seed += 2), kCpu, threads);
+  };
+  for (int trial = 0; trial < 10; ++trial) {
+    const int64_t c = random_dim(gen, 1, 150), k = 2 * random_dim(gen, 0, 2) + 1, dilation = random_dim(gen, 1, 2);
+    const int64_t extent = dilation * (k - 1) + 1;
+    const int64_t h = random_dim(gen, extent, std::max<int64_t>(extent, 8));
+    const int64_t w = random_dim(gen, extent, std::max<int64_t>(extent, 8));
+    const Ints pads{random_dim(gen, 0, k / 2), random_dim(gen, 0, k / 2), random_dim(gen, 0, k / 2),
+                    random_dim(gen, 0, k / 2)};
+    all({random_dim(gen, 1, 3), c, h, w, c, k, k, c, {random_dim(gen, 1, 3), random_dim(gen, 1, 2)}, pads,
+         {dilation, random_dim(gen, 1, 2)}},
+        trial % 2 ? 1 : 0);
+  }
+  // These run channels-last: four kernels each (both input gradients, both weight gradients).
+  const int before = cpu::depthwise_channels_last_testing::gradient_kernels_made();
+  all({8, 960, 4, 4, 960, 3, 3, 960, {1, 1}, {1, 1, 1, 1}, {1, 1}}, 1);  // MobileNetV2 features.15-17 at 128 px
+  all({8, 576, 8, 8, 576, 3, 3, 576, {2, 2}, {1, 1, 1, 1}, {1, 1}}, 0);  // features.14
+  all({2, 130, 16, 16, 130, 3, 3, 130, {2, 2}, {1, 1, 1, 1}, {1, 1}}, 0);  // the largest planes taken
+  CHECK(cpu::depthwise_channels_last_testing::gradient_kernels_made() == before + 12);
 }
 
 TEST_CASE("cpu Conv2dGradBias and SumToShape match ref on the patterns backward passes use", "[ops][cpu][grad]") {

@@ -15,6 +15,7 @@
 #include "kernels/cpu/conv_algorithm_choice.hpp"
 #include "kernels/cpu/conv_grad_xnnpack.hpp"
 #include "kernels/cpu/conv_winograd.hpp"
+#include "kernels/cpu/depthwise_channels_last.hpp"
 #include "runtime/engine_core.hpp"
 #include "support/backend_compare.hpp"
 #include "support/backward_cases.hpp"
@@ -70,7 +71,8 @@ std::string open_error(const OpCase& c, ConvAlgorithm a) {
 const ConvShape kDense{2, 16, 9, 7, 24, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}};       // ragged Winograd tiles
 const ConvShape kStrided{2, 8, 9, 9, 16, 3, 3, 1, {2, 2}, {1, 1, 1, 1}, {1, 1}};
 const ConvShape kPointwise{2, 16, 6, 5, 8, 1, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}};
-const ConvShape kDepthwise{2, 12, 9, 10, 12, 3, 3, 12, {2, 2}, {1, 1, 1, 1}, {1, 1}};
+const ConvShape kDepthwise{2, 12, 9, 10, 12, 3, 3, 12, {2, 2}, {1, 1, 1, 1}, {1, 1}};  // channels-last, 25 pixels
+const ConvShape kDepthwiseWide{2, 6, 12, 12, 6, 3, 3, 6, {1, 1}, {1, 1, 1, 1}, {1, 1}};  // NCHW loops, 144 pixels
 
 }  // namespace
 
@@ -90,6 +92,12 @@ TEST_CASE("a named cpu algorithm runs Conv2d and matches ref", "[ops][cpu][conv]
     for (ConvAlgorithm a : {ConvAlgorithm::kDepthwise, ConvAlgorithm::kIm2col, ConvAlgorithm::kXnnpack}) {
       check(conv_forward_case(kDepthwise, true, "none", seed += 3), a, threads);
     }
+    // Named "depthwise", the backend's direct loops run in the layout its rule picks by plane size.
+    const int channels_last = cpu::depthwise_channels_last_testing::forward_kernels_made();
+    check(conv_forward_case(kDepthwise, false, "relu6", seed += 3), ConvAlgorithm::kDepthwise, threads);
+    CHECK(cpu::depthwise_channels_last_testing::forward_kernels_made() == channels_last + 1);
+    check(conv_forward_case(kDepthwiseWide, false, "none", seed += 3), ConvAlgorithm::kDepthwise, threads);
+    CHECK(cpu::depthwise_channels_last_testing::forward_kernels_made() == channels_last + 1);
   }
 }
 
@@ -109,6 +117,11 @@ TEST_CASE("a named cpu algorithm runs Conv2dGradInput and matches ref", "[ops][c
     for (ConvAlgorithm a : {ConvAlgorithm::kDepthwise, ConvAlgorithm::kIm2col, ConvAlgorithm::kXnnpack}) {
       check(grad_input_case(kDepthwise, true, seed += 2), a, threads);
     }
+    const int channels_last = cpu::depthwise_channels_last_testing::gradient_kernels_made();
+    check(grad_input_case(kDepthwise, false, seed += 2), ConvAlgorithm::kDepthwise, threads);
+    CHECK(cpu::depthwise_channels_last_testing::gradient_kernels_made() == channels_last + 1);
+    check(grad_input_case(kDepthwiseWide, false, seed += 2), ConvAlgorithm::kDepthwise, threads);
+    CHECK(cpu::depthwise_channels_last_testing::gradient_kernels_made() == channels_last + 1);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/depthwise_channels_last.hpp"
 #include "runtime/kernel_scope.hpp"
 #include "runtime/table_backend.hpp"
 #include "support/backend_compare.hpp"
@@ -169,4 +170,23 @@ TEST_CASE("cpu Conv2d forward: narrow depthwise and dense 3x3 (XNNPACK when froz
                         Case{2, 3, 12, 12, 4, 7, 2, 1, {3, 3, 3, 3}, "none"}}) {
     check_against_ref(k);
   }
+}
+
+TEST_CASE("cpu Conv2d forward: depthwise onto small planes (channels-last when trainable) matches ref", "[cpu][conv]") {
+  // Output planes of 64 pixels or less (conv_depthwise_nhwc.cpp): channel counts that leave vector
+  // tails, stride 1 and 2, 5x5, asymmetric padding, the 8x8 -> 4x4 layer of MobileNetV2 — each
+  // run channels-last at least with its trainable weight, on one and two threads — and a plane
+  // just past the limit (the row loops or XNNPACK, never channels-last).
+  for (const Case& k : {Case{2, 37, 8, 8, 37, 3, 1, 37, {1, 1, 1, 1}, "relu6"},
+                        Case{3, 20, 4, 4, 20, 3, 1, 20, {1, 1, 1, 1}, "none"},
+                        Case{2, 17, 16, 16, 17, 3, 2, 17, {0, 1, 1, 0}, "relu"},
+                        Case{1, 9, 7, 5, 9, 5, 1, 9, {2, 1, 2, 3}, "relu6"},
+                        Case{8, 96, 8, 8, 96, 3, 2, 96, {1, 1, 1, 1}, "relu6"}}) {
+    const int before = cpu::depthwise_channels_last_testing::forward_kernels_made();
+    check_against_ref(k);
+    CHECK(cpu::depthwise_channels_last_testing::forward_kernels_made() >= before + 2);
+  }
+  const int before = cpu::depthwise_channels_last_testing::forward_kernels_made();
+  check_against_ref(Case{2, 5, 9, 8, 5, 3, 1, 5, {1, 1, 1, 1}, "none"});  // 72 output pixels
+  CHECK(cpu::depthwise_channels_last_testing::forward_kernels_made() == before);
 }

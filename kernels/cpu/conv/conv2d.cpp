@@ -62,6 +62,11 @@ using Maker = std::unique_ptr<ConvKernel> (*)(const pock_op_desc&, const ConvGeo
 //     whose sgemm then beats XNNPACK by 10-15 % (ResNet-18's 256 channels at 8x8: 5.0 against
 //     5.8 ms; 512 at 4x4: 7.6 against 8.5 ms). On two threads XNNPACK wins these too (3.8 against
 //     6.1 ms, 4.6 against 7.4 ms): OpenBLAS splits such small products badly.
+//   depthwise onto planes of 64 pixels or less with a trained weight (XNNPACK takes only a frozen
+//     one): channels-last in scratch (conv_depthwise_nhwc.cpp). MobileNetV2's trained 4x4 layers
+//     (960 channels, batch 8), measured on one core of an AVX2 AMD EPYC instead (per-op minimum of
+//     6-10 `pockc bench --per-op` runs of the sparse step): 0.64-0.67 ms through the NCHW row
+//     loops, 0.14-0.16 ms channels-last.
 //   anything else: XNNPACK, then the direct depthwise loops, then im2col. Dense convolutions
 //     through XNNPACK beat im2col + sgemm on ResNet-18's other layers (64 channels at 32x32: 4.4
 //     against 8.8 ms; 128 at 16x16: 4.1 against 5.7 ms) and its 7x7 stem (6.6 against 8.6 ms).
@@ -75,7 +80,7 @@ std::vector<Maker> other_ways_for(const ConvGeometry& g, int32_t num_threads) {
   if (num_threads == 1 && g.groups == 1 && g.in_channels * g.kernel_h * g.kernel_w >= 2048 && g.out_plane() <= 64) {
     return {make_im2col_conv, make_xnnpack_conv};
   }
-  return {make_xnnpack_conv, make_depthwise_conv, make_im2col_conv};
+  return {make_xnnpack_conv, make_channels_last_depthwise_conv, make_depthwise_conv, make_im2col_conv};
 }
 
 std::unique_ptr<ConvKernel> make_dnnl_forward_by_rule(const pock_op_desc& op, const ConvGeometry& g,

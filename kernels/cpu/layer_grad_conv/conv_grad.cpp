@@ -1,11 +1,11 @@
 // Conv2dGradInput and Conv2dGradWeight on the cpu backend: prepare picks the first way that can
-// run the op (conv_grad_kernel.hpp): direct loops for a depthwise layer; for the input gradient of
-// a dense 3x3 stride-1 layer of 64+ channels, oneDNN's Winograd or direct kernels when that way
-// is on (conv_dnnl.hpp; off by default); for the input gradient of a dense 3x3 stride-1 layer,
-// the backend's own Winograd where its rule picks it (conv_winograd.hpp); for the input gradient of
-// a frozen weight, an XNNPACK deconvolution where it is the faster (conv_grad_xnnpack.hpp); else
-// im2col/col2im + sgemm. An op none takes (a grouped convolution built without OpenBLAS) runs on
-// ref.
+// run the op (conv_grad_kernel.hpp): direct loops for a depthwise layer (channels-last in scratch
+// on small planes); for the input gradient of a dense 3x3 stride-1 layer of 64+ channels, oneDNN's
+// Winograd or direct kernels when that way is on (conv_dnnl.hpp; off by default); for the input
+// gradient of a dense 3x3 stride-1 layer, the backend's own Winograd where its rule picks it
+// (conv_winograd.hpp); for the input gradient of a frozen weight, an XNNPACK deconvolution where
+// it is the faster (conv_grad_xnnpack.hpp); else im2col/col2im + sgemm. An op none takes (a
+// grouped convolution built without OpenBLAS) runs on ref.
 #include <new>
 #include <string>
 
@@ -61,7 +61,8 @@ Status grad_input_prepare(const pock_op_desc& op, KernelScope& scope, void** sta
   // bf16 ones have one way; a blob tuned on this machine names the algorithm of the others
   // (pockc tune, compile --profile).
   if (names_conv_algorithm(op)) return prepare_chosen_conv(op, g, ConvDirection::kInputGrad, scope, state);
-  std::unique_ptr<ConvKernel> kernel = make_depthwise_conv_grad_input(op, g, cpu_depthwise_grad_loops(), &status);
+  std::unique_ptr<ConvKernel> kernel = make_channels_last_depthwise_grad_input(op, g, scope, &status);
+  if (!kernel && status.is_ok()) kernel = make_depthwise_conv_grad_input(op, g, cpu_depthwise_grad_loops(), &status);
   // oneDNN (Winograd or direct) where its rule measured it faster, when it is on (conv_dnnl.cpp).
   if (!kernel && status.is_ok()) kernel = make_dnnl_conv_by_rule(op, g, ConvDirection::kInputGrad, scope, &status);
   // The backend's own Winograd where its rule measured it faster (conv_winograd.cpp).
@@ -88,8 +89,10 @@ Status grad_weight_prepare(const pock_op_desc& op, KernelScope& scope, void** st
     POCK_RETURN_IF_ERROR(status);
     return adopt(op, std::move(kernel), state);
   }
-  std::unique_ptr<ConvKernel> kernel =
-      make_depthwise_conv_grad_weight(op, g, channels, cpu_depthwise_grad_loops(), &status);
+  std::unique_ptr<ConvKernel> kernel = make_channels_last_depthwise_grad_weight(op, g, channels, scope, &status);
+  if (!kernel && status.is_ok()) {
+    kernel = make_depthwise_conv_grad_weight(op, g, channels, cpu_depthwise_grad_loops(), &status);
+  }
   if (!kernel && status.is_ok()) kernel = make_gemm_conv_grad_weight(op, g, channels, scope, &status);
   POCK_RETURN_IF_ERROR(status);
   return adopt(op, std::move(kernel), state);
