@@ -7,6 +7,7 @@
 //     kernel that did not round by ~1e-3 (checked), a mixed-up row or column by O(1);
 //   - denormal operands, which BFMMLA reads as 0, as every kernel does under a run's flush-to-zero:
 //     the result must be the product of the flushed operands, computed here in double;
+//   - no heap allocation in a run (the panels live in the engine's scratch);
 //   - the fallback: without BF16 (POCK_BF16_ISA=fp32) and for f32 GEMMs neon takes nothing.
 // Where the CPU lacks BF16 the comparisons say SKIPPED. Only aarch64 builds have the backend: run
 // through scripts/test-aarch64.sh (qemu-aarch64 -cpu max, which reports BF16; QEMU_CPU=cortex-a72
@@ -32,6 +33,7 @@ TEST_CASE("neon bf16 GEMMs exist only in aarch64 builds", "[ops][neon][bf16]") {
 
 #else
 #include "kernels/neon/bf16_gemm.hpp"
+#include "support/counting_malloc.hpp"
 
 namespace {
 
@@ -207,6 +209,26 @@ TEST_CASE("neon bf16 GEMMs flush denormal operands, as every kernel does during 
     CHECK(mismatch(fast.infer()[0], flushed, c.op.tolerance) == "");
     CHECK(mismatch(BoundCase::open(c.op, "ref").infer()[0], flushed, c.op.tolerance) == "");
   }
+}
+
+TEST_CASE("neon bf16 GEMMs allocate nothing while they run", "[ops][neon][bf16][alloc]") {
+#ifndef POCK_COUNT_MALLOC
+  WARN("SKIPPED: malloc can only be counted on glibc without a sanitizer");
+#else
+  static void* volatile escaped = nullptr;  // volatile: the allocation cannot be elided
+  CHECK(pock::test::mallocs_during([] { std::free(escaped = std::malloc(100)); }) == 1);  // the count can fail
+  if (skipped()) return;
+  const std::vector<OpCase> layer = layer_cases(bf16s), edges = edge_cases();
+  for (const OpCase* c : {&layer[1], &layer[2], &layer[5], &edges[3]}) {
+    INFO(describe(*c));
+    BoundCase fast = BoundCase::open(*c, "neon");
+    CHECK(fast.backend_of(c->op) == "neon");
+    REQUIRE(fast.try_infer().is_ok());
+    Status status;
+    CHECK(pock::test::mallocs_during([&] { status = fast.try_infer(); }) == 0);
+    CHECK(status.is_ok());
+  }
+#endif
 }
 
 TEST_CASE("neon leaves bf16 GEMMs to others without BF16 (POCK_BF16_ISA=fp32), and f32 GEMMs always",
