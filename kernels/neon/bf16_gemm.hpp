@@ -9,8 +9,8 @@
 // is; the bias is added unrounded, then the fused activation. BFMMLA ignores FPCR: by the
 // architecture it reads denormal bf16 operands (0 < |v| < 2^-126) as 0, which is what every
 // kernel reads during a run anyway, ref included (the engine flushes denormals to zero,
-// runtime/denormals.hpp), so they cost no difference; what differs is the sums, f32 with
-// round-to-odd steps where ref's are double.
+// runtime/denormals.hpp), so the results agree there too. What differs from ref is the sums:
+// f32 with round-to-odd steps, where ref's are double.
 //
 // Where the CPU does not report BF16 (bf16_gemm_available) the ops go to another backend: the cpu
 // backend's f32 rounding where the build has OpenBLAS, ref otherwise. Only the micro-kernel is
