@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Cross-builds PockEngine for aarch64 with Debian's g++-aarch64-linux-gnu and runs the NEON-vs-ref
 # op tests (and the cpu backend's portable loops) under qemu-aarch64, single-threaded: this build
-# has no pthreadpool, and a multi-threaded pool hangs under qemu anyway.
+# has no pthreadpool, and a multi-threaded pool hangs under qemu anyway. qemu emulates the CPU
+# model QEMU_CPU (default max: every extension qemu has, BF16 and dot products included, so the
+# BFMMLA and SDOT kernels run; e.g. QEMU_CPU=cortex-a72 runs the tests on a base ARMv8.0 CPU).
 #   bash scripts/test-aarch64.sh     BUILD_DIR (default build-aarch64), JOBS (default: all cores)
 # What it needs, fetched when missing (as root; otherwise it prints what to run):
 #   - host packages g++-aarch64-linux-gnu and qemu-user (apt-get install), plus the host build
@@ -19,7 +21,7 @@ JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 SYSROOT="$PWD/$BUILD_DIR/sysroot"
 TOOL_PACKAGES=(g++-aarch64-linux-gnu qemu-user)
 SYSROOT_PACKAGES=(zlib1g-dev:arm64 libflatbuffers-dev:arm64 catch2:arm64 nlohmann-json3-dev libeigen3-dev)
-TESTS=(test_neon_backend test_cpu_backward test_block_quant)
+TESTS=(test_neon_backend test_cpu_backward test_block_quant test_neon_bf16_gemm)
 
 require_root() {
   if [[ "$(id -u)" -ne 0 ]]; then
@@ -66,7 +68,8 @@ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-g
 echo "== build ${TESTS[*]}"
 cmake --build "$BUILD_DIR" -j "$JOBS" --target "${TESTS[@]}"
 
-echo "== run under qemu-aarch64"
+export QEMU_CPU=${QEMU_CPU:-max}
+echo "== run under qemu-aarch64 -cpu $QEMU_CPU"
 failed=0
 for test in "${TESTS[@]}"; do
   echo "-- $test"

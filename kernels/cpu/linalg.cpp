@@ -13,45 +13,13 @@
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/gemm_plan.hpp"
+#include "kernels/params/gemm_shape.hpp"
 #include "kernels/params/linalg.hpp"
 
 namespace pock::cpu {
 namespace {
 
 // ---- MatMul ---------------------------------------------------------------------------------
-
-// Offsets (in whole matrices) of a's and b's batch for each output batch index, numpy broadcast.
-void broadcast_batch_offsets(const pock_tensor_desc& a, const pock_tensor_desc& b, const pock_tensor_desc& y,
-                             std::vector<int64_t>* a_index, std::vector<int64_t>* b_index) {
-  const int rank = y.rank - 2;
-  int64_t a_stride[kMaxRank] = {}, b_stride[kMaxRank] = {};
-  auto strides = [&](const pock_tensor_desc& t, int64_t* out) {
-    int64_t s = 1;
-    for (int i = rank - 1; i >= 0; --i) {
-      const int ti = i - (rank - (t.rank - 2));
-      const int64_t d = ti >= 0 ? t.dims[ti] : 1;
-      out[i] = d == 1 ? 0 : s;
-      s *= d;
-    }
-  };
-  strides(a, a_stride);
-  strides(b, b_stride);
-  const int64_t batches = dims_product(y, 0, rank);
-  int64_t idx[kMaxRank] = {};
-  for (int64_t o = 0; o < batches; ++o) {
-    int64_t ia = 0, ib = 0;
-    for (int d = 0; d < rank; ++d) {
-      ia += idx[d] * a_stride[d];
-      ib += idx[d] * b_stride[d];
-    }
-    a_index->push_back(ia);
-    b_index->push_back(ib);
-    for (int d = rank - 1; d >= 0; --d) {
-      if (++idx[d] < y.dims[d]) break;
-      idx[d] = 0;
-    }
-  }
-}
 
 bool matmul_accepts(const pock_op_desc& op) {
   if (op.num_inputs != 2 || op.num_outputs != 1) return false;
@@ -87,7 +55,7 @@ Status matmul_prepare(const pock_op_desc& op, KernelScope& scope, void** state) 
     plan->a_offsets = {0};
     plan->b_offsets = {0};
   } else {
-    broadcast_batch_offsets(a, b, y, &plan->a_offsets, &plan->b_offsets);
+    params::broadcast_batch_offsets(a, b, y, &plan->a_offsets, &plan->b_offsets);
     for (int64_t& o : plan->a_offsets) o *= a_matrix;
     for (int64_t& o : plan->b_offsets) o *= b_matrix;
   }
