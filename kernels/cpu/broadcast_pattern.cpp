@@ -22,12 +22,7 @@ BroadcastPattern broadcast_pattern(const pock_tensor_desc& in, const pock_tensor
   return BroadcastPattern::kChannel;
 }
 
-namespace {
-
-bool accepts(const pock_op_desc& op) {
-  if (op.num_inputs != 2 || op.num_outputs != 1) return false;
-  const pock_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &y = op.outputs[0];
-  if (!is_f32(a) || !is_f32(b) || !is_f32(y)) return false;
+bool run_patterns(const pock_tensor_desc& a, const pock_tensor_desc& b, const pock_tensor_desc& y) {
   const BroadcastPattern pa = broadcast_pattern(a, y), pb = broadcast_pattern(b, y);
   auto handled = [&](BroadcastPattern p) {
     return p != BroadcastPattern::kOther && p != BroadcastPattern::kChannel;
@@ -36,8 +31,10 @@ bool accepts(const pock_op_desc& op) {
   return pa == BroadcastPattern::kFull || pb == BroadcastPattern::kFull;
 }
 
-}  // namespace
-
-bool binary_pattern_accepts(const pock_op_desc& op) { return accepts(op); }
+bool binary_pattern_accepts(const pock_op_desc& op) {
+  if (op.num_inputs != 2 || op.num_outputs != 1) return false;
+  const pock_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &y = op.outputs[0];
+  return is_f32(a) && is_f32(b) && is_f32(y) && run_patterns(a, b, y);
+}
 
 }  // namespace pock::cpu

@@ -19,8 +19,12 @@ enum class BroadcastPattern {
 // For kChannel, `*inner` is the number of consecutive outputs one input element applies to.
 BroadcastPattern broadcast_pattern(const pock_tensor_desc& in, const pock_tensor_desc& out, int64_t* inner = nullptr);
 
-// Two f32 inputs, one f32 output; one input covers the output, the other is full, scalar or row:
-// what the neon loops take (the cpu ones take any broadcast).
+// One operand covers the output, the other is full, scalar or row: every output is a run of
+// one operand against a run, the same run or one value of the other. What the neon loops take,
+// and the cpu ones where they write bf16 (the f32 ones take any broadcast).
+bool run_patterns(const pock_tensor_desc& a, const pock_tensor_desc& b, const pock_tensor_desc& y);
+
+// Two f32 inputs, one f32 output, in run_patterns.
 bool binary_pattern_accepts(const pock_op_desc& op);
 
 }  // namespace pock::cpu

@@ -82,23 +82,63 @@ void binary_walk(const KernelCall& c, pthreadpool_t pool) {
   });
 }
 
+// The output is f32, or bf16 where the compiler had the op write the bf16 copy of a GEMM operand
+// itself (output_dtype "bf16", src/compiler/lowering/bf16_producers.hpp), written in chunks
+// (binary_to_bf16) for run_patterns; the compiler asks for no other (bf16_producers.cpp's
+// operand_read), and any other would run on ref.
 bool binary_accepts(const pock_op_desc& op) {
   if (op.num_inputs != 2 || op.num_outputs != 1) return false;
   const pock_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &y = op.outputs[0];
-  return is_f32(a) && is_f32(b) && is_f32(y) && y.rank <= kWalkMaxRank && a.rank <= y.rank && b.rank <= y.rank;
+  if (!is_f32(a) || !is_f32(b) || a.rank > y.rank || b.rank > y.rank) return false;
+  if (y.dtype == POCK_BF16) return run_patterns(a, b, y);
+  return is_f32(y) && y.rank <= kWalkMaxRank;
+}
+
+// f32 results a few cache lines at a time, converted before they leave L1.
+constexpr int64_t kBf16Chunk = 1024;
+
+// y (bf16) = a op b, for run_patterns: chunks that never cross the end of a row operand.
+template <BinaryOp kOp>
+void binary_to_bf16(const KernelCall& c, BroadcastPattern ka, BroadcastPattern kb, pthreadpool_t pool) {
+  const float* a = c.in_data<float>(0);
+  const float* b = c.in_data<float>(1);
+  auto* y = static_cast<uint16_t*>(c.out(0).data);
+  const size_t n = static_cast<size_t>(numel(c.out(0)));
+  const size_t row_a = ka == BroadcastPattern::kRow ? static_cast<size_t>(numel(c.in(0))) : 0;
+  const size_t row_b = kb == BroadcastPattern::kRow ? static_cast<size_t>(numel(c.in(1))) : 0;
+  parallel_for(pool, n, balanced_tile(pool, n, kMinParallelElements / 4), [&](size_t begin, size_t end) {
+    alignas(64) float chunk[kBf16Chunk];
+    for (size_t i = begin; i < end;) {
+      size_t len = std::min<size_t>(kBf16Chunk, end - i);
+      if (row_a) len = std::min(len, row_a - i % row_a);
+      if (row_b) len = std::min(len, row_b - i % row_b);
+      const float* ra = row_a ? a + i % row_a : a + i;
+      const float* rb = row_b ? b + i % row_b : b + i;
+      const int64_t count = static_cast<int64_t>(len);
+      if (ka == BroadcastPattern::kScalar) binary_sv(kOp, a[0], rb, chunk, count);
+      else if (kb == BroadcastPattern::kScalar) binary_vs(kOp, ra, b[0], chunk, count);
+      else binary_vv(kOp, ra, rb, chunk, count);
+      convert_to_bf16(chunk, count, y + i);  // as the Cast it replaces (cast_to_bf16 below)
+      i += len;
+    }
+  });
 }
 
 template <BinaryOp kOp>
 Status binary_kernel(const KernelCall& c) {
-  const float* a = c.in_data<float>(0);
-  const float* b = c.in_data<float>(1);
-  float* y = c.out_data<float>(0);
   int64_t inner_a = 1, inner_b = 1;
   const BroadcastPattern ka = broadcast_pattern(c.in(0), c.out(0), &inner_a);
   const BroadcastPattern kb = broadcast_pattern(c.in(1), c.out(0), &inner_b);
   const size_t n = static_cast<size_t>(numel(c.out(0)));
   if (n == 0) return Status::ok();
   pthreadpool_t pool = n >= kMinParallelElements ? thread_pool_for(c.desc->num_threads) : nullptr;
+  if (c.out(0).dtype == POCK_BF16) {
+    binary_to_bf16<kOp>(c, ka, kb, pool);
+    return Status::ok();
+  }
+  const float* a = c.in_data<float>(0);
+  const float* b = c.in_data<float>(1);
+  float* y = c.out_data<float>(0);
   const bool one_full = ka == BroadcastPattern::kFull || kb == BroadcastPattern::kFull;
   if (!one_full || ka == BroadcastPattern::kOther || kb == BroadcastPattern::kOther) {
     binary_walk<kOp>(c, pool);
@@ -211,9 +251,6 @@ bool unary_accepts(const pock_op_desc& op) {
   return op.num_inputs == 1 && op.num_outputs == 1 && is_f32(op.inputs[0]) &&
          (is_f32(op.outputs[0]) || op.outputs[0].dtype == POCK_BF16) && numel(op.inputs[0]) == numel(op.outputs[0]);
 }
-
-// f32 results a few cache lines at a time, converted before they leave L1.
-constexpr int64_t kBf16Chunk = 1024;
 
 void run_unary(const KernelCall& c, UnaryOp op, float alpha = 0.0f, float gamma = 0.0f) {
   const float* x = c.in_data<float>(0);

@@ -35,8 +35,9 @@ bool where_accepts(const pock_op_desc& op) { return cast_dtype_supported(op.inpu
 
 Status identity(const KernelCall& c) { return copy_input_to_output(c); }
 
-// The unary kernels write f32. A blob compiled for cpu in bf16 may have an activation write the
-// bf16 copy of a GEMM operand (src/compiler/lowering/bf16_producers.hpp): that op runs elsewhere.
+// The unary and binary kernels write f32. A blob compiled for cpu in bf16 may have an activation
+// or an Add, Sub, Mul or Div write the bf16 copy of a GEMM operand
+// (src/compiler/lowering/bf16_producers.hpp): that op runs elsewhere.
 bool f32_output_accepts(const pock_op_desc& op) { return op.outputs[0].dtype == POCK_F32; }
 
 bool cast_accepts(const pock_op_desc& op) {
@@ -58,7 +59,7 @@ void register_elementwise(KernelTable& t) {
   POCK_CUDA_UNARY_OPS(POCK_ADD_UNARY)
 #undef POCK_ADD_UNARY
 #define POCK_ADD_BINARY(name, Op) \
-  t.add(planned_kernel<NoParams, StridedIndex<2>, plan_broadcast<2>, binary<Op>>(name, DType::kF32));
+  t.add(planned_kernel<NoParams, StridedIndex<2>, plan_broadcast<2>, binary<Op>>(name, DType::kF32, f32_output_accepts));
   POCK_CUDA_BINARY_OPS(POCK_ADD_BINARY)
 #undef POCK_ADD_BINARY
   t.add(planned_kernel<NoParams, StridedIndex<3>, plan_broadcast<3>, where>("Where", DType::kBool, where_accepts));

@@ -23,8 +23,15 @@ Status binary(const KernelCall& c) {
   using S = typename E::Stored;
   const S* a = c.in_data<S>(0);
   const S* b = c.in_data<S>(1);
-  S* y = c.out_data<S>(0);
   const pock_tensor_desc* ins[2] = {&c.in(0), &c.in(1)};
+  if constexpr (std::is_same_v<S, float>) {
+    if (c.out(0).dtype == POCK_BF16) {  // output_dtype "bf16": f32 results rounded as Cast rounds
+      uint16_t* y = c.out_data<uint16_t>(0);
+      ref::for_each_broadcast<2>(c.out(0), ins, [&](int64_t o, int64_t i, int64_t j) { y[o] = float_to_bf16(Op()(a[i], b[j])); });
+      return Status::ok();
+    }
+  }
+  S* y = c.out_data<S>(0);
   ref::for_each_broadcast<2>(c.out(0), ins, [&](int64_t o, int64_t i, int64_t j) { y[o] = E::store(Op()(E::load(a[i]), E::load(b[j]))); });
   return Status::ok();
 }

@@ -1,6 +1,8 @@
 // The compiler pipeline: model -> infer/train/eval functions -> passes -> layout -> blob.
 #include <fstream>
 
+#include "compiler/compile.hpp"
+
 #include "blob/writer.hpp"
 #include "compiler/emit.hpp"
 #include "compiler/lowering/lora.hpp"
@@ -67,6 +69,10 @@ Result<std::vector<uint8_t>> compile(const Graph& model, const Recipe* recipe, c
     if (program.function(f.name)) return Status(Code::kInvalidArgument, "the model's function '" + f.name + "' clashes with a compiled one");
     program.functions.push_back(inference_function(program.graph, f.name, f.nodes, f.outputs));
   }
+  return compile_program(program, options, report);
+}
+
+Result<std::vector<uint8_t>> compile_program(TrainingProgram& program, const CompileOptions& options, CompileReport* report) {
   POCK_RETURN_IF_ERROR(run_passes(program, options));
   const BackendSet backends = BackendSet::open(options.backend_plugins);
   for (const BackendEntry& e : backends.entries()) {

@@ -1,5 +1,7 @@
 #include "compiler/lowering/bf16_producers.hpp"
 
+#include <algorithm>
+#include <cstddef>
 #include <string_view>
 #include <variant>
 
@@ -15,11 +17,37 @@ bool is_cast_to_bf16(const Node& node) {
   return name && *name == "bf16";
 }
 
+// How the cpu kernel that writes a binary op's bf16 output reads an operand (run_patterns in
+// kernels/cpu/broadcast_pattern.hpp, the same classification on shapes): as many elements as the
+// output, or in runs: one element, or a row (the output's trailing dims, leading 1s aside, not
+// ending in a 1, which makes it a channel block there).
+enum class OperandRead { kFull, kRun, kOther };
+
+OperandRead operand_read(const Shape& in, const Shape& out) {
+  const int64_t n = numel(in);
+  if (n == numel(out)) return OperandRead::kFull;
+  if (n == 1) return OperandRead::kRun;
+  size_t lead = 0;
+  while (lead < in.size() && in[lead] == 1) ++lead;
+  const size_t rank = in.size() - lead;
+  if (in.back() == 1 || rank > out.size()) return OperandRead::kOther;
+  const bool row = std::equal(in.begin() + static_cast<std::ptrdiff_t>(lead), in.end(), out.end() - static_cast<std::ptrdiff_t>(rank));
+  return row ? OperandRead::kRun : OperandRead::kOther;
+}
+
+bool is_binary_arithmetic(std::string_view op) { return op == "Add" || op == "Sub" || op == "Mul" || op == "Div"; }
+
 }  // namespace
 
-bool writes_bf16_output(const Node& node) {
+bool writes_bf16_output(const Graph& g, const Node& node) {
   const std::string_view op = node.op;
-  return (op == "Gelu" || op == "Transpose") && node.inputs.size() == 1 && node.outputs.size() == 1;
+  if (node.outputs.size() != 1) return false;
+  if (op == "Gelu" || op == "Transpose") return node.inputs.size() == 1;
+  if (!is_binary_arithmetic(op) || node.inputs.size() != 2) return false;
+  const Shape& out = g.tensor(node.outputs[0]).shape;
+  const OperandRead a = operand_read(g.tensor(node.inputs[0]).shape, out);
+  const OperandRead b = operand_read(g.tensor(node.inputs[1]).shape, out);
+  return a != OperandRead::kOther && b != OperandRead::kOther && (a == OperandRead::kFull || b == OperandRead::kFull);
 }
 
 int fold_bf16_casts_into_producers(Graph& g, FunctionDef& fn) {
@@ -31,7 +59,7 @@ int fold_bf16_casts_into_producers(Graph& g, FunctionDef& fn) {
     if (!is_cast_to_bf16(cast)) continue;
     const TensorId x = cast.inputs[0];
     const int p = uses.producer(x);
-    if (p < 0 || !writes_bf16_output(fn.nodes[static_cast<size_t>(p)])) continue;
+    if (p < 0 || !writes_bf16_output(g, fn.nodes[static_cast<size_t>(p)])) continue;
     // The f32 original must have no reader but this Cast, and the caller must not read it.
     if (uses.readers(x).size() != 1 || uses.is_signature(x) || g.tensor(x).kind != TensorKind::kActivation) continue;
     Node& producer = fn.nodes[static_cast<size_t>(p)];

@@ -98,7 +98,11 @@ Result<FunctionArenaPlan> plan_function_arena(const Graph& g, const std::vector<
     if (!in) continue;
     const int32_t at = static_cast<int32_t>(k);
     // The whole input group must die here: a view of the input read later would see the output.
-    if (group_last[root(*in)] == at && out.lifetimes[*res].first == at &&
+    // Same dtype: a bf16 output (output_dtype) of a broadcast f32 input as large in bytes would
+    // overwrite values the kernel reads again.
+    const Node& n = nodes[k];
+    const bool same_dtype = g.tensor(n.inputs[static_cast<size_t>(ii)]).dtype == g.tensor(n.outputs[0]).dtype;
+    if (group_last[root(*in)] == at && out.lifetimes[*res].first == at && same_dtype &&
         out.lifetimes[*in].size == out.lifetimes[*res].size && root(*in) != root(*res)) {
       join(*res, *in);
     }

@@ -62,7 +62,10 @@ bool match(const Graph& g, const FunctionDef& fn, const FunctionUses& uses, cons
     if (uses.is_signature(y) || uses.readers(y).size() != 1) continue;
     const TensorDesc& yt = g.tensor(y);
     const TensorDesc& at = g.tensor(addend);
-    if (yt.dtype != DType::kF32 || at.dtype != DType::kF32 || g.tensor(add.outputs[0]).shape != yt.shape) continue;
+    // An Add writing a bf16 GEMM operand (output_dtype, lowering/bf16_producers.hpp) stays: the
+    // op would write its output in f32.
+    const TensorDesc& sum = g.tensor(add.outputs[0]);
+    if (yt.dtype != DType::kF32 || at.dtype != DType::kF32 || sum.dtype != DType::kF32 || sum.shape != yt.shape) continue;
     if (yt.shape.empty() || !is_per_channel(at.shape, yt.shape, channel_axis(op, yt.shape))) continue;
     m->producer = static_cast<size_t>(p);
     m->addend = addend;

@@ -10,7 +10,8 @@ Status unary_float(InferContext& ctx) {
 }
 
 Status binary_float(InferContext& ctx) {
-  return schema::broadcast_binary(ctx);
+  POCK_RETURN_IF_ERROR(schema::broadcast_binary(ctx));
+  return schema::apply_output_dtype(ctx);  // a bf16 GEMM operand's copy (Mul, Div, ...)
 }
 
 Status clip(InferContext& ctx) {
@@ -75,7 +76,7 @@ void register_elementwise_schemas(SchemaRegistry& r) {
   static const char* const kBinary[] = {"Add", "Sub", "Mul", "Div", "Pow", "Maximum", "Minimum", "Mod", "Fmod"};
   static const char* const kUnary[] = {"Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Abs", "Reciprocal", "Square", "Relu",
                                        "Sigmoid", "Tanh", "Silu", "HardSwish", "HardSigmoid"};
-  for (const char* op : kBinary) add(r, op, 2, 2, 1, 1, binary_float, "numpy-broadcast binary arithmetic");
+  for (const char* op : kBinary) add(r, op, 2, 2, 1, 1, binary_float, "numpy-broadcast binary arithmetic; output_dtype = 'f32' or 'bf16'");
   for (const char* op : kUnary) add(r, op, 1, 1, 1, 1, unary_float, "unary elementwise");
   add(r, "Relu6", 1, 1, 1, 1, unary_float, "min(max(x, 0), 6)");
   add(r, "Clip", 1, 1, 1, 1, clip, "clamp to [min, max] (attributes; absent bound = unbounded)");
