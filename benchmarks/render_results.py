@@ -22,7 +22,9 @@ def header(r):
         f"Run of {r['date']}: {m.get('cpu', '?')}, {m.get('cpus')} cores, {fmt(m.get('mem_gb'), '.0f')} GiB; "
         f"commit {m.get('commit', '?')}"
         + (f" with {m['dirty_files']} modified tracked files; " if "dirty_files" in m else " (no git metadata); ") +
-        f"{r['threads']} thread(s) per side; {r['rounds']} interleaved rounds; {r.get('wall_s', 0) / 60:.1f} min.",
+        f"{r['threads']} thread(s) per side; {r['rounds']} interleaved rounds; {r.get('wall_s', 0) / 60:.1f} min"
+        + ("; PockEngine's convolution algorithms per layer by `pockc tune` (run_bench.py --tune)." if r.get("tuned")
+           else "."),
         f"Load average (1 min) at start {r['load_start'][0]:.1f}, at end {fmt((r.get('load_end') or [None])[0], '.1f')}.",
         f"PyTorch {r['workloads'][0]['export']['torch'] if r['workloads'] else '?'} "
         f"({'pip wheel in BUILD_DIR/venv' if '/venv/' in r['python'] else 'system Python'}); "

@@ -7,6 +7,7 @@
 #   benchmarks/run_all.sh --only bert resnet18 --steps-scale 0.5
 #   benchmarks/run_all.sh --tf --only mobilenetv2 resnet18   # TensorFlow too (issue 18)
 #   benchmarks/run_all.sh --bf16                 # only recipe precision bf16 on BERT and LLaMA
+#   benchmarks/run_all.sh --tune --only mobilenetv2 resnet18   # convolution algorithms by pockc tune
 #
 # Steps: a Release build of pockc and gemm_peak in BUILD_DIR (default build-bench), the
 # PyTorch side (benchmarks/prepare_python.sh: a venv in BUILD_DIR), then run_bench.py, which

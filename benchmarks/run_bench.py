@@ -206,13 +206,26 @@ def bench_workload(w, args, env, peak, ort_ok):
         with open(rpath, "w") as f:
             json.dump(recipe(w, scheme), f, indent=1)
         blob = os.path.join(work, f"{sname}.pock")
+        profile_args, tune_s = [], None
+        if args.tune:
+            # `pockc tune` on this machine (docs/pockc.md, *Convolution algorithms*): a blob compiled
+            # NCHW throughout has every convolution timed with every cpu algorithm; the scheme's blob
+            # compiled with that profile runs the fastest per layer, and lays out channels-last only
+            # the frozen chains where XNNPACK won.
+            nchw_blob, profile = os.path.join(work, f"{sname}_nchw.pock"), os.path.join(work, f"{sname}_profile.json")
+            log(f"[{w.name}] pockc tune {sname}")
+            run_child([pockc, "compile", onnx_path, "--recipe", rpath, "--no-layout", "-o", nchw_blob],
+                      os.path.join(work, f"compile_nchw_{sname}"), env)
+            _, _, tune_s = run_child([pockc, "tune", nchw_blob, "-o", profile, "--threads", str(T)],
+                                     os.path.join(work, f"tune_{sname}"), env, nice=args.nice)
+            profile_args = ["--profile", profile]
         log(f"[{w.name}] pockc compile {sname}")
-        _, rss, wall = run_child([pockc, "compile", onnx_path, "--recipe", rpath, "-o", blob],
+        _, rss, wall = run_child([pockc, "compile", onnx_path, "--recipe", rpath, "-o", blob] + profile_args,
                                  os.path.join(work, f"compile_{sname}"), env)
         out, _, _ = run_child([pockc, "inspect", blob, "--json"], os.path.join(work, f"inspect_{sname}"), env)
         ins = json.loads(out)
         res["schemes"][sname] = {"recipe": recipe(w, scheme), "compile_s": wall, "compile_peak_rss_mb": rss,
-                                 "flops": ins["flops"], "memory": ins["memory"], "sides": {}}
+                                 "flops": ins["flops"], "memory": ins["memory"], "sides": {}, "tune_s": tune_s}
         res["schemes"][sname]["_kind_flops"] = kind_flops(ins)
 
     # 3. ONNX Runtime training artifacts (not timed)
@@ -449,6 +462,8 @@ def print_table(results):
         f"{results['gemm_peak']['peak_gflops']:.1f} GFLOP/s per wall second, "
         f"{results['gemm_peak']['peak_gflops_cpu']:.1f} per CPU second; ratios, per s and GFLOP/s use "
         f"{'CPU' if results['threads'] == 1 else 'wall'} time per step")
+    log("PockEngine's convolution algorithms: " + ("per layer by `pockc tune` on this machine" if results.get("tuned")
+                                                    else "the built-in rule (--tune: per layer by `pockc tune`)"))
 
 
 def main():
@@ -465,6 +480,8 @@ def main():
     ap.add_argument("--nice", type=int, default=-10,
                     help="niceness of the timed processes (negative: ahead of other work, where permitted)")
     ap.add_argument("--reuse", action="store_true", help="reuse ONNX exports from an earlier run")
+    ap.add_argument("--tune", action="store_true",
+                    help="per-layer cpu convolution algorithms from `pockc tune` on this machine (compile --profile)")
     ap.add_argument("--out", help="results JSON (default BUILD/bench/results.json)")
     args = ap.parse_args()
     args.pockc = os.path.join(args.build_dir, "pockc")
@@ -485,6 +502,7 @@ def main():
 
     t0 = time.time()
     results = {"date": datetime.date.today().isoformat(), "threads": args.threads, "rounds": args.rounds,
+               "tuned": args.tune,
                "nice": args.nice,
                "machine": machine_info(), "load_start": os.getloadavg(), "python": args.python,
                "onnxruntime": ort_why if ort_ok else None, "onnxruntime_unavailable": None if ort_ok else ort_why}

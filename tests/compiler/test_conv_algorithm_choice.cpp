@@ -4,32 +4,19 @@
 // algorithm trains like the reference backend; the profile round-trips; a hostile value is
 // refused when the blob opens; other backends ignore the attribute.
 #include <catch2/catch.hpp>
-#include <filesystem>
-#include <fstream>
-#include <unistd.h>
 
 #include "compiler/backend_profile.hpp"
 #include "ir/conv_algorithm.hpp"
 #include "kernels/cpu/conv_algorithm_choice.hpp"
 #include "small_cnn.hpp"
 #include "support/edited_blob.hpp"
+#include "support/temp_profile.hpp"
 
 using namespace pock;
 using namespace pock::test;
 using pock::cpu::conv_algorithm_testing::kernels_made;
 
 namespace {
-
-struct TempProfile {
-  explicit TempProfile(const BackendProfile& p)
-      : path((std::filesystem::temp_directory_path() / ("pock_conv_profile_" + std::to_string(::getpid()) + "_" +
-                                                        std::to_string(counter++) + ".json")).string()) {
-    std::ofstream(path) << backend_profile_json(p);
-  }
-  ~TempProfile() { std::filesystem::remove(path); }
-  std::string path;
-  static inline int counter = 0;
-};
 
 CompileOptions nchw_options() {
   CompileOptions o;

@@ -7,6 +7,7 @@
 #include "compiler/small_cnn.hpp"
 #include "kernels/cpu/conv_kernel.hpp"
 #include "pock/compiler/models.hpp"
+#include "support/temp_profile.hpp"
 
 using namespace pock;
 using namespace pock::test;
@@ -120,6 +121,17 @@ Run run(const std::vector<uint8_t>& blob, const std::string& backend) {
   return r;
 }
 
+// Different summation orders (XNNPACK's bias inside or outside its operator; the reference
+// kernel's identical sums) give float-rounding differences only.
+void check_same_results(const Run& a, const Run& b) {
+  CHECK(max_relative_difference(a.logits, b.logits) < 1e-5);
+  CHECK(max_relative_difference(a.losses, b.losses) < 1e-5);
+  for (size_t i = 0; i < a.grads.size(); ++i) {
+    INFO(kTrained[i]);
+    CHECK(max_relative_difference(a.grads[i], b.grads[i]) < 1e-4);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("layout: frozen conv chains become NHWC with Transposes only at their ends", "[compiler][layout]") {
@@ -175,16 +187,84 @@ TEST_CASE("layout: same outputs, losses and gradients with and without NHWC, on 
   REQUIRE(count_nhwc_convs(spec_of(on), "train") > 0);  // else this compares a blob with itself
   for (const char* backend : {"cpu", "ref"}) {
     INFO(backend);
-    const Run a = run(on, backend), b = run(off, backend);
-    // Different summation orders (XNNPACK's bias inside or outside its operator; the reference
-    // kernel's identical sums) give float-rounding differences only.
-    CHECK(max_relative_difference(a.logits, b.logits) < 1e-5);
-    CHECK(max_relative_difference(a.losses, b.losses) < 1e-5);
-    for (size_t i = 0; i < a.grads.size(); ++i) {
-      INFO(kTrained[i]);
-      CHECK(max_relative_difference(a.grads[i], b.grads[i]) < 1e-4);
-    }
+    check_same_results(run(on, backend), run(off, backend));
   }
+}
+
+namespace {
+
+// A profile of every frozen convolution of the NCHW blob `spec` (what `pockc tune` writes for a
+// blob compiled with --no-layout; XNNPACK takes frozen weights only) in which XNNPACK is the
+// fastest cpu algorithm, or not, as `xnnpack_wins` says for each.
+template <typename Pred>
+BackendProfile profile_where(const ProgramSpec& spec, Pred xnnpack_wins) {
+  BackendProfile p;
+  p.backends = {"cpu"};
+  for (const OpSpec& op : spec.ops) {
+    if (op.op != "Conv2d" || spec.tensors[static_cast<size_t>(op.inputs[1])].storage != Storage::kWeights) continue;
+    ProfiledOp entry;
+    entry.signature = op_signature(spec, op);
+    entry.op = op.op;
+    entry.count = 1;
+    const bool depthwise = op.attrs.get_int("groups", 1) > 1;
+    const std::string other = depthwise ? "depthwise" : "im2col";
+    const bool wins = xnnpack_wins(op);
+    entry.cpu_algorithms = {{"xnnpack", wins ? 10.0 : 30.0}, {other, wins ? 20.0 : 15.0}};
+    p.ops.push_back(std::move(entry));
+  }
+  return p;
+}
+
+bool is_depthwise(const OpSpec& op) { return op.attrs.get_int("groups", 1) > 1; }
+
+}  // namespace
+
+TEST_CASE("layout: a frozen convolution a tuned profile runs faster NCHW stays NCHW", "[compiler][layout]") {
+  if (!cpu::xnnpack_conv_available()) {
+    WARN("SKIPPED: this build has no XNNPACK; the layout pass applies only where XNNPACK runs the convolutions");
+    return;
+  }
+  const Graph g = small_mobilenet();
+  const Recipe recipe = sparse_recipe();
+  const std::vector<uint8_t> off = compile_or_fail(g, &recipe, options_with(false));
+  const ProgramSpec nchw = spec_of(off);
+  auto compile_tuned = [&](const BackendProfile& p) {
+    TempProfile profile(p);
+    CompileOptions o = options_with(true);
+    o.profile_path = profile.path;
+    return compile_or_fail(g, &recipe, o);
+  };
+
+  // XNNPACK fastest everywhere: the regions the pass makes without a profile.
+  const ProgramSpec xnnpack = spec_of(compile_tuned(profile_where(nchw, [](const OpSpec&) { return true; })));
+  CHECK(count_nhwc_convs(xnnpack, "infer") == kFrozenConvs);
+  CHECK(count_nhwc_convs(xnnpack, "train") == kFrozenConvs - 1);
+
+  // XNNPACK slowest everywhere: nothing channels-last, no Transpose, each conv on the algorithm
+  // the profile timed fastest.
+  const ProgramSpec none = spec_of(compile_tuned(profile_where(nchw, [](const OpSpec&) { return false; })));
+  for (const char* fn : {"infer", "train", "eval"}) {
+    INFO(fn);
+    CHECK(count_nhwc_convs(none, fn) == 0);
+    CHECK(count_ops(none, fn, "Transpose") == 0);
+  }
+  for (const OpSpec& op : none.ops) {
+    if (op.op != "Conv2d" || none.tensors[static_cast<size_t>(op.inputs[1])].storage != Storage::kWeights) continue;
+    CHECK(op.attrs.get_string("cpu_algorithm", "") == (is_depthwise(op) ? "depthwise" : "im2col"));
+  }
+
+  // XNNPACK loses on the depthwise layers only: those stay NCHW, and the 1x1 chains between them
+  // (features.2's project into features.3's expand, with features.3's residual Add) still go
+  // channels-last.
+  const std::vector<uint8_t> mixed_blob = compile_tuned(profile_where(nchw, [](const OpSpec& op) { return !is_depthwise(op); }));
+  const ProgramSpec mixed = spec_of(mixed_blob);
+  CHECK(count_nhwc_convs(mixed, "infer") > 0);
+  CHECK(count_nhwc_convs(mixed, "infer") < kFrozenConvs);
+  for (const OpSpec& op : mixed.ops) {
+    if (op.op == "Conv2d" && is_depthwise(op)) CHECK(op.attrs.get_string("layout", "NCHW") == "NCHW");
+  }
+  // The same model: as the NCHW blob computes it on the cpu backend.
+  check_same_results(run(mixed_blob, "cpu"), run(off, "cpu"));
 }
 
 namespace {

@@ -3,7 +3,10 @@
 // y on every run. In the forward-only parts of a program — the infer and eval functions, and the
 // frozen layers below the earliest trainable one in a sparse train function — nothing needs the
 // NCHW form between two such convolutions, so they stay NHWC:
-//   1. members: Conv2d with a frozen weight whose output no backward node reads; Add of two
+//   1. members: Conv2d with a frozen weight whose output no backward node reads, unless a profile
+//      of `pockc tune` (compile --profile) timed it in NCHW and another cpu algorithm beat
+//      XNNPACK there (on an AVX2 CPU the Winograd way runs ResNet-18's 3x3 layers in a third of
+//      XNNPACK's time, docs/pockc.md); Add of two
 //      same-shaped tensors that members produce (a residual join) and Pad of one (TensorFlow
 //      exports pad explicitly before strided convolutions), their pads permuted; all
 //      forward-phase;
@@ -21,8 +24,11 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "compiler/cpu_conv_algorithms.hpp"
 #include "compiler/passes/passes.hpp"
 #include "compiler/passes/rewrite_util.hpp"
+#include "compiler/placement/described_program.hpp"
+#include "ir/conv_algorithm.hpp"
 #include "runtime/backend_set.hpp"
 
 namespace pock {
@@ -156,13 +162,14 @@ struct Regions {
 
 // Steps 1 and 2.
 Regions find_regions(const TrainingProgram& program, const FunctionDef& fn, const FunctionUses& uses,
-                     const std::unordered_set<TensorId>& mutated) {
+                     const std::unordered_set<TensorId>& mutated, const std::vector<bool>& tuned_nchw) {
   const Graph& g = program.graph;
   const size_t count = fn.nodes.size();
   std::vector<bool> member(count, false);
   for (size_t k = 0; k < count; ++k) {
     const Node& n = fn.nodes[k];
-    member[k] = n.phase == Phase::kForward && is_member_conv(g, mutated, n) && read_in_forward_only(fn, uses, n);
+    member[k] = n.phase == Phase::kForward && !tuned_nchw[k] && is_member_conv(g, mutated, n) &&
+                read_in_forward_only(fn, uses, n);
   }
   // Adds and Pads join in node order: their operands' producers come first (topological order).
   for (size_t k = 0; k < count; ++k) {
@@ -307,22 +314,44 @@ bool some_backend_runs_nhwc_conv(const CompileOptions& options) {
   return false;
 }
 
+// By function and node: the convolutions whose fastest cpu algorithm in the profile is not
+// XNNPACK's. Only NCHW signatures can say so (XNNPACK alone reads NHWC images), so a profile of a
+// blob compiled with --no-layout is the one that steers this pass; one without NCHW convolutions
+// changes nothing.
+Result<std::vector<std::vector<bool>>> tuned_for_nchw(TrainingProgram& program, const std::string& profile_path) {
+  std::vector<std::vector<bool>> tuned(program.functions.size());
+  for (size_t f = 0; f < program.functions.size(); ++f) tuned[f].assign(program.functions[f].nodes.size(), false);
+  if (profile_path.empty()) return tuned;
+  const DescribedProgram described = describe_program(program);
+  POCK_ASSIGN_OR_RETURN(const std::vector<std::string> fastest, profiled_cpu_algorithms(profile_path, described.spec));
+  const std::string xnnpack = conv_algorithm_name(ConvAlgorithm::kXnnpack);
+  size_t i = 0;
+  for (size_t f = 0; f < program.functions.size(); ++f) {
+    for (size_t k = 0; k < program.functions[f].nodes.size(); ++k, ++i) {
+      tuned[f][k] = !fastest[i].empty() && fastest[i] != xnnpack;
+    }
+  }
+  return tuned;
+}
+
 }  // namespace
 
 bool layout_pass_applies(const CompileOptions& options) {
-  // A profile (pockc tune) measured a blob compiled with this pass, so it names NHWC signatures:
-  // the pass runs with one too, and an op the profile sends elsewhere runs there in NHWC (ref
-  // reads both layouts).
+  // With a profile (pockc tune) too: one of a blob compiled with this pass names NHWC signatures,
+  // and an op it sends to another backend runs there in NHWC (ref reads both layouts); one of a
+  // blob compiled without it keeps NCHW the convolutions XNNPACK lost (tuned_for_nchw).
   if (!options.layout) return false;
   return some_backend_runs_nhwc_conv(options);
 }
 
-LayoutStats choose_layouts(TrainingProgram& program) {
+Result<LayoutStats> choose_layouts(TrainingProgram& program, const std::string& profile_path) {
   LayoutStats stats;
   const std::unordered_set<TensorId> mutated = mutated_tensors(program);
-  for (FunctionDef& fn : program.functions) {
+  POCK_ASSIGN_OR_RETURN(const std::vector<std::vector<bool>> tuned_nchw, tuned_for_nchw(program, profile_path));
+  for (size_t f = 0; f < program.functions.size(); ++f) {
+    FunctionDef& fn = program.functions[f];
     const FunctionUses uses(fn);
-    const Regions regions = find_regions(program, fn, uses, mutated);
+    const Regions regions = find_regions(program, fn, uses, mutated, tuned_nchw[f]);
     bool any = false;
     for (bool c : regions.converted) any = any || c;
     if (!any) continue;

@@ -2,6 +2,8 @@
 // works channels-last) stay NHWC between them instead of being copied NCHW -> NHWC -> NCHW around
 // every op. See layout_nhwc.cpp.
 #pragma once
+#include <string>
+
 #include "compiler/program.hpp"
 #include "pock/compiler/compiler.hpp"
 
@@ -18,7 +20,9 @@ struct LayoutStats {
 // other than cpu requested, and XNNPACK in this build.
 bool layout_pass_applies(const CompileOptions& options);
 
-// Rewrites every function of the program (run after the fusions, before the memory schedule).
-LayoutStats choose_layouts(TrainingProgram& program);
+// Rewrites every function of the program (run after the fusions, before the memory schedule). A
+// convolution that the profile at `profile_path` (pockc tune; "" for none) timed in NCHW and found
+// faster on another cpu algorithm than on XNNPACK stays NCHW. An unreadable profile is an error.
+Result<LayoutStats> choose_layouts(TrainingProgram& program, const std::string& profile_path);
 
 }  // namespace pock

@@ -55,7 +55,7 @@ Status run_passes(TrainingProgram& program, const CompileOptions& options, PassS
     }
     s.fused_activations += fuse_activations(program);
     // After the fusions (a fused activation is part of its conv), before the schedule (new nodes).
-    if (layout_pass_applies(options)) choose_layouts(program);
+    if (layout_pass_applies(options)) POCK_RETURN_IF_ERROR(choose_layouts(program, options.profile_path).status());
   }
   const bool reorder = updates_reordered(options);
   for (FunctionDef& fn : program.functions) {

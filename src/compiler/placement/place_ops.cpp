@@ -6,54 +6,13 @@
 #include <unordered_set>
 
 #include "compiler/cpu_conv_algorithms.hpp"
+#include "compiler/placement/described_program.hpp"
 #include "ir/conv_algorithm.hpp"
 #include "ir/op_schema.hpp"
 #include "runtime/backend_set.hpp"
 
 namespace pock {
 namespace {
-
-// Blob weights as the emitter lays them out: never written while an engine runs.
-bool is_fixed(const TensorDesc& t) {
-  return t.kind == TensorKind::kConstant || (t.kind == TensorKind::kParameter && !t.trainable);
-}
-
-// Every node of every function as one ProgramSpec without data, so that backend_choice (and the
-// profile signatures of `pockc tune`) see exactly what the runtime will describe.
-struct DescribedProgram {
-  ProgramSpec spec;
-  std::vector<Node*> nodes;  // by op index of spec
-};
-
-DescribedProgram describe_program(TrainingProgram& program) {
-  DescribedProgram d;
-  const Graph& g = program.graph;
-  d.spec.tensors.resize(g.num_tensors());
-  for (size_t i = 0; i < g.num_tensors(); ++i) {
-    const TensorDesc& src = g.tensors()[i];
-    TensorSpec& t = d.spec.tensors[i];
-    t.name = src.name;
-    t.dtype = src.dtype;
-    t.shape = src.shape;
-    t.kind = src.kind;
-    t.trainable = src.trainable;
-    t.nbytes = src.nbytes();
-    t.storage = is_fixed(src) ? Storage::kWeights : Storage::kArena;
-  }
-  for (FunctionDef& fn : program.functions) {
-    for (Node& n : fn.nodes) {
-      OpSpec op;
-      op.op = n.op;
-      op.name = n.name;
-      op.inputs.assign(n.inputs.begin(), n.inputs.end());
-      op.outputs.assign(n.outputs.begin(), n.outputs.end());
-      op.attrs = n.attrs;
-      d.spec.ops.push_back(std::move(op));
-      d.nodes.push_back(&n);
-    }
-  }
-  return d;
-}
 
 // What each node writes that placement must keep in one space: its outputs, and the inputs its
 // schema says it may update in place — except an intermediate that nothing reads afterwards (an
@@ -203,7 +162,7 @@ class Placer {
   TensorId readable_in(TensorId t, uint8_t space, Phase phase, std::vector<Node>& out) {
     if (home_[static_cast<size_t>(t)] == space) return t;
     const auto key = std::make_pair(t, space);
-    if (is_fixed(p_.graph.tensor(t))) {
+    if (stored_in_weights(p_.graph.tensor(t))) {
       auto it = constant_replicas_.find(key);
       if (it == constant_replicas_.end()) it = constant_replicas_.emplace(key, add_twin(t, space, TensorKind::kConstant)).first;
       return it->second;
