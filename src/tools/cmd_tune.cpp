@@ -109,6 +109,14 @@ Status run_tune(const ParsedArgs& args) {
     for (const auto& [algorithm, n] : algorithm_wins) std::printf(" %s x%d", algorithm.c_str(), n);
   }
   std::printf("\nwrote %s; use it with 'pockc compile MODEL ... --profile %s'\n", out.c_str(), out.c_str());
+  // The layout pass's channels-last convolutions have one cpu way; their NCHW forms were not timed.
+  int nhwc = 0;
+  for (const OpSpec& op : blob.spec.ops) nhwc += op.op == "Conv2d" && op.attrs.get_string("layout", "NCHW") == "NHWC";
+  if (nhwc > 0) {
+    std::printf("note: %d convolution(s) of this blob are channels-last, where only XNNPACK runs them; tune a blob "
+                "compiled with --no-layout to time every algorithm on them (docs/pockc.md, Layout choice)\n",
+                nhwc);
+  }
   return Status::ok();
 }
 
