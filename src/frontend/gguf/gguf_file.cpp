@@ -149,7 +149,11 @@ Result<File> File::parse(const uint8_t* data, size_t size) {
                                               ", which this reader does not convert (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q6_K)");
     }
     if (t.dims[0] % per_block != 0) return bad("tensor '" + t.name + "': rows are not whole " + type_name(t.type) + " blocks");
-    t.nbytes = t.elements / per_block * block_bytes;  // elements < 2^64 and block_bytes / per_block <= 4: no overflow
+    // F32's 4 bytes per element overflow 64 bits from 2^62 elements on: such a tensor would wrap
+    // to a few bytes, pass the bounds check below, and size an import by its dimensions.
+    if (__builtin_mul_overflow(t.elements / per_block, block_bytes, &t.nbytes)) {
+      return bad(what + " '" + t.name + "': " + std::to_string(t.elements) + " elements are more bytes than 64 bits count");
+    }
     f.tensors_.push_back(std::move(t));
   }
   uint64_t alignment = 32;
