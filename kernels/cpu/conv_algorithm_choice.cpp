@@ -9,6 +9,7 @@
 
 #include "kernels/cpu/conv_grad_kernel.hpp"
 #include "kernels/cpu/conv_grad_xnnpack.hpp"
+#include "kernels/cpu/conv_pointwise.hpp"
 #include "kernels/cpu/conv_winograd.hpp"
 #include "kernels/params/conv.hpp"
 #include "kernels/params/conv_algorithm.hpp"
@@ -23,7 +24,8 @@ using Maker = std::unique_ptr<ConvKernel> (*)(const pock_op_desc&, const ConvGeo
 // By ConvAlgorithm (ir/conv_algorithm.hpp order): the forward way, then the input gradient's. The
 // input gradient's im2col way is im2col's adjoint: sgemm, then col2im (conv_grad_gemm.cpp). The
 // depthwise way is the backend's own direct loops in the layout its rule picks for the shape:
-// channels-last in scratch on small planes (depthwise_channels_last.hpp), NCHW rows otherwise.
+// channels-last in scratch on small planes (depthwise_channels_last.hpp), NCHW rows otherwise. The
+// pointwise way is the direct 1x1 tiles of conv_pointwise.hpp.
 constexpr std::array<std::array<Maker, 2>, kConvAlgorithms.size()> kMakers = {{
     {make_im2col_conv, make_gemm_conv_grad_input},
     {[](const pock_op_desc& op, const ConvGeometry& g, KernelScope& scope, Status* status) {
@@ -43,6 +45,7 @@ constexpr std::array<std::array<Maker, 2>, kConvAlgorithms.size()> kMakers = {{
        if (kernel || !status->is_ok()) return kernel;
        return make_depthwise_conv_grad_input(op, g, cpu_depthwise_grad_loops(), status);
      }},
+    {make_pointwise_conv, make_pointwise_conv_grad_input},
 }};
 
 // What each way needs, for the message of an op it cannot run.
@@ -52,6 +55,7 @@ const char* requirement(ConvAlgorithm a) {
     case ConvAlgorithm::kWinograd: return "a 3x3, stride-1, undilated convolution of one group, pads <= 2, and OpenBLAS";
     case ConvAlgorithm::kXnnpack: return "a frozen weight, a build with XNNPACK and a shape XNNPACK takes";
     case ConvAlgorithm::kDepthwise: return "one input channel per group";
+    case ConvAlgorithm::kPointwise: return "a 1x1, stride-1, unpadded convolution of one group";
   }
   return "";
 }

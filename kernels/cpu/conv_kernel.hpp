@@ -6,6 +6,8 @@
 //               weight, shared by every function's instance of the op, weights repacked into it
 //   depthwise — one input channel per group: direct vectorized loops over NCHW, weights read live;
 //               on small planes with a trainable weight, channels-last in scratch
+//   pointwise — 1x1, stride 1, unpadded, one group: direct register tiles over NCHW, weights
+//               packed per run (conv_pointwise.hpp)
 //   im2col    — anything else: im2col into scratch + OpenBLAS sgemm, weights read live
 // Dense 3x3 stride-1 layers where measured faster go first to Winograd (conv_winograd.hpp), or to
 // oneDNN when the environment opts in (conv_dnnl.hpp).

@@ -10,19 +10,21 @@
 
 namespace pock {
 
-enum class ConvAlgorithm { kIm2col, kWinograd, kXnnpack, kDepthwise };
+enum class ConvAlgorithm { kIm2col, kWinograd, kXnnpack, kDepthwise, kPointwise };
 
 inline constexpr const char* kConvAlgorithmAttr = "cpu_algorithm";
 
 // Every algorithm, in the order `pockc tune` tries them.
-inline constexpr std::array<ConvAlgorithm, 4> kConvAlgorithms = {ConvAlgorithm::kIm2col, ConvAlgorithm::kWinograd,
-                                                                 ConvAlgorithm::kXnnpack, ConvAlgorithm::kDepthwise};
+inline constexpr std::array<ConvAlgorithm, 5> kConvAlgorithms = {ConvAlgorithm::kIm2col, ConvAlgorithm::kWinograd,
+                                                                 ConvAlgorithm::kXnnpack, ConvAlgorithm::kDepthwise,
+                                                                 ConvAlgorithm::kPointwise};
 
 inline const char* conv_algorithm_name(ConvAlgorithm a) {
   switch (a) {
     case ConvAlgorithm::kWinograd: return "winograd";
     case ConvAlgorithm::kXnnpack: return "xnnpack";
     case ConvAlgorithm::kDepthwise: return "depthwise";
+    case ConvAlgorithm::kPointwise: return "pointwise";
     case ConvAlgorithm::kIm2col: break;
   }
   return "im2col";
@@ -41,7 +43,7 @@ inline bool has_conv_algorithms(std::string_view op) {
   return op == "Conv2d" || op == "Conv2dGradInput" || op == "ConvTranspose2d";
 }
 
-// "im2col, winograd, xnnpack or depthwise", for messages.
-inline constexpr const char* kConvAlgorithmNames = "im2col, winograd, xnnpack or depthwise";
+// "im2col, winograd, xnnpack, depthwise or pointwise", for messages.
+inline constexpr const char* kConvAlgorithmNames = "im2col, winograd, xnnpack, depthwise or pointwise";
 
 }  // namespace pock

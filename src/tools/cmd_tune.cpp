@@ -130,7 +130,7 @@ const CommandEntry& tune_command() {
               "Each distinct op (type, dtypes, shapes, constness, attributes) runs alone on its own\n"
               "buffers, once untimed and then up to --repeats times on every backend that claims it;\n"
               "the profile keeps the median per backend. Each convolution also runs on the cpu\n"
-              "backend with every algorithm that can run it (im2col, winograd, xnnpack, depthwise).\n"
+              "backend with every algorithm that can run it (im2col, winograd, xnnpack, depthwise, pointwise).\n"
               "'pockc compile ... --profile PROFILE.json' then records the fastest backend of each\n"
               "measured op, and of each convolution the fastest cpu algorithm, in the blob. Run it on\n"
               "the device that will train, with the thread count it will use.",

@@ -139,7 +139,7 @@ TEST_CASE("a hostile cpu algorithm is refused when the blob opens, naming the at
       INFO(op << ": " << message);
       CHECK(status != POCK_OK);
       CHECK(message.find(op) != std::string::npos);
-      CHECK(message.find("attribute 'cpu_algorithm' must be im2col, winograd, xnnpack or depthwise") != std::string::npos);
+      CHECK(message.find("attribute 'cpu_algorithm' must be im2col, winograd, xnnpack, depthwise or pointwise") != std::string::npos);
     }
   }
 }

@@ -89,6 +89,8 @@ TEST_CASE("a named cpu algorithm runs Conv2d and matches ref", "[ops][cpu][conv]
       check(conv_forward_case(kStrided, true, "relu6", seed += 3), a, threads);
       check(conv_forward_case(kPointwise, true, "none", seed += 3), a, threads);
     }
+    check(conv_forward_case(kPointwise, true, "relu6", seed += 3), ConvAlgorithm::kPointwise, threads);
+    check(conv_forward_case(kPointwise, false, "none", seed += 3), ConvAlgorithm::kPointwise, threads);
     for (ConvAlgorithm a : {ConvAlgorithm::kDepthwise, ConvAlgorithm::kIm2col, ConvAlgorithm::kXnnpack}) {
       check(conv_forward_case(kDepthwise, true, "none", seed += 3), a, threads);
     }
@@ -114,6 +116,7 @@ TEST_CASE("a named cpu algorithm runs Conv2dGradInput and matches ref", "[ops][c
       check(grad_input_case(kStrided, true, seed += 2), a, threads);
       check(grad_input_case(kPointwise, true, seed += 2), a, threads);
     }
+    check(grad_input_case(kPointwise, false, seed += 2), ConvAlgorithm::kPointwise, threads);
     for (ConvAlgorithm a : {ConvAlgorithm::kDepthwise, ConvAlgorithm::kIm2col, ConvAlgorithm::kXnnpack}) {
       check(grad_input_case(kDepthwise, true, seed += 2), a, threads);
     }
@@ -138,6 +141,9 @@ TEST_CASE("a named cpu algorithm that cannot run the op is refused at load, by n
       {grad_input_case(kStrided, true, 9305), ConvAlgorithm::kWinograd},
       {grad_input_case(kDense, false, 9306), ConvAlgorithm::kXnnpack},
       {grad_input_case(kDense, true, 9307), ConvAlgorithm::kDepthwise},
+      {conv_forward_case(kStrided, true, "none", 9308), ConvAlgorithm::kPointwise},  // 1x1 only
+      {conv_forward_case(kDense, false, "none", 9309), ConvAlgorithm::kPointwise},
+      {grad_input_case(kDepthwise, false, 9310), ConvAlgorithm::kPointwise},
   };
   for (const Refused& r : cases) {
     INFO(r.c.op << " " << conv_algorithm_name(r.a));
@@ -156,7 +162,7 @@ TEST_CASE("an unknown cpu algorithm is refused when the graph is built", "[ops][
     attrs.set(kConvAlgorithmAttr, value);
     auto outs = g.add_node("Conv2d", {x, w}, attrs, "node");
     REQUIRE_FALSE(outs.is_ok());
-    CHECK(outs.status().message().find("attribute 'cpu_algorithm' must be im2col, winograd, xnnpack or depthwise") !=
+    CHECK(outs.status().message().find("attribute 'cpu_algorithm' must be im2col, winograd, xnnpack, depthwise or pointwise") !=
           std::string::npos);
   }
 }

@@ -33,8 +33,8 @@ std::vector<float> uniform_values(size_t n, float lo, float hi, uint32_t seed) {
 }
 
 // c1 3x3 (8 -> 16) -> Relu -> c2 3x3 stride 2 (16 -> 16; 10 + 2 - 3 is odd: adjustment 1) -> Relu
-// -> c3 1x1 (16 -> 24) -> Relu -> GlobalAvgPool -> fc. Every weight but fc's frozen, every bias
-// trains: c3's and c2's input gradients are needed, c1's is not.
+// -> c3 1x1 (16 -> 72: too deep for the direct 1x1 tiles' rule) -> Relu -> GlobalAvgPool -> fc.
+// Every weight but fc's frozen, every bias trains: c3's and c2's input gradients are needed, c1's is not.
 std::vector<uint8_t> compile_model() {
   ModelBuilder b;
   const TensorId image = b.input("image", DType::kF32, {kBatch, 8, kSide, kSide});
@@ -46,11 +46,11 @@ std::vector<uint8_t> compile_model() {
                                            b.parameter_kaiming_uniform("c1.bias", {16}, 2, 72), same));
   h = b.relu(b.named("c2").conv2d(h, b.parameter_kaiming_uniform("c2.weight", {16, 16, 3, 3}, 3),
                                   b.parameter_kaiming_uniform("c2.bias", {16}, 4, 144), down));
-  h = b.relu(b.named("c3").conv2d(h, b.parameter_kaiming_uniform("c3.weight", {24, 16, 1, 1}, 5),
-                                  b.parameter_kaiming_uniform("c3.bias", {24}, 6, 16)));
+  h = b.relu(b.named("c3").conv2d(h, b.parameter_kaiming_uniform("c3.weight", {72, 16, 1, 1}, 5),
+                                  b.parameter_kaiming_uniform("c3.bias", {72}, 6, 16)));
   h = b.flatten(b.global_avg_pool(h));
-  b.output(b.named("fc").linear(h, b.parameter_kaiming_uniform("fc.weight", {kClasses, 24}, 7),
-                                b.parameter_kaiming_uniform("fc.bias", {kClasses}, 8, 24)),
+  b.output(b.named("fc").linear(h, b.parameter_kaiming_uniform("fc.weight", {kClasses, 72}, 7),
+                                b.parameter_kaiming_uniform("fc.bias", {kClasses}, 8, 72)),
            "logits");
   auto graph = b.finish();
   REQUIRE(graph.is_ok());

@@ -12,6 +12,7 @@
 #include "kernels/cpu/conv_bf16.hpp"
 #include "kernels/cpu/conv_dnnl.hpp"
 #include "kernels/cpu/conv_kernel.hpp"
+#include "kernels/cpu/conv_pointwise.hpp"
 #include "kernels/cpu/conv_winograd.hpp"
 #include "kernels/cpu/cpu_families.hpp"
 #include "kernels/cpu/cpu_util.hpp"
@@ -53,7 +54,13 @@ using Maker = std::unique_ptr<ConvKernel> (*)(const pock_op_desc&, const ConvGeo
 // 8, MobileNetV2 and ResNet-18 at 128x128 — the benchmarks of issue #6):
 //   1x1, stride 1, unpadded, one group: im2col's pointwise path is one sgemm on the planes with no
 //     unfolding and no staging. 16->96 channels at 64x64: 1.8 ms against 3.2 ms through XNNPACK;
-//     MobileNetV2's sparse step went from 134.6 to 116.4 ms (Conv2d 57 -> 36 ms).
+//     MobileNetV2's sparse step went from 134.6 to 116.4 ms (Conv2d 57 -> 36 ms). Reducing over at
+//     most 64 channels (kPointwiseMaxDepth) on planes of a tile or more, the backend's own register
+//     tiles go first (conv_pointwise.cpp: no output read-back, bias and activation fused). On one
+//     core of an AVX2 AMD EPYC (pockc tune, batch 8): 16->96 at 64x64 2.14 -> 1.84 ms, 24->144 at
+//     32x32 1.00 -> 0.86 ms; on two, 1.54 -> 0.89 and 0.80 -> 0.43 ms. Deeper reductions keep
+//     sgemm, which AVX-512 runs twice as wide; on that AVX2 CPU the tiles won there too (576->96 at
+//     8x8: 0.73 -> 0.62 ms), which `pockc tune` finds per machine.
 //   depthwise 3x3 on rows of at least 32 columns: the direct row loops (conv_depthwise.cpp).
 //     96 channels at 64x64 stride 2: 0.9 ms against 2.3 ms; 144 at 32x32 stride 1: 0.8 against
 //     1.5 ms. On smaller planes XNNPACK stays ahead (192 at 16x16: 0.40 against 0.57 ms; 960 at
@@ -71,9 +78,8 @@ using Maker = std::unique_ptr<ConvKernel> (*)(const pock_op_desc&, const ConvGeo
 //     through XNNPACK beat im2col + sgemm on ResNet-18's other layers (64 channels at 32x32: 4.4
 //     against 8.8 ms; 128 at 16x16: 4.1 against 5.7 ms) and its 7x7 stem (6.6 against 8.6 ms).
 std::vector<Maker> other_ways_for(const ConvGeometry& g, int32_t num_threads) {
-  const bool pointwise = g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 &&
-                         g.pad_top == 0 && g.pad_left == 0 && g.pad_bottom == 0 && g.pad_right == 0 && g.groups == 1;
-  if (pointwise) return {make_im2col_conv, make_xnnpack_conv};
+  if (pointwise_preferred(g, ConvDirection::kForward)) return {make_pointwise_conv, make_im2col_conv, make_xnnpack_conv};
+  if (is_pointwise(g)) return {make_im2col_conv, make_xnnpack_conv};
   if (g.is_depthwise() && g.kernel_h == 3 && g.kernel_w == 3 && g.in_w >= 32) {
     return {make_depthwise_conv, make_xnnpack_conv, make_im2col_conv};
   }

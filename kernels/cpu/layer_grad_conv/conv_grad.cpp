@@ -14,6 +14,7 @@
 #include "kernels/cpu/conv_dnnl.hpp"
 #include "kernels/cpu/conv_grad_kernel.hpp"
 #include "kernels/cpu/conv_grad_xnnpack.hpp"
+#include "kernels/cpu/conv_pointwise.hpp"
 #include "kernels/cpu/conv_winograd.hpp"
 #include "kernels/cpu/cpu_families.hpp"
 #include "kernels/cpu/cpu_util.hpp"
@@ -63,6 +64,10 @@ Status grad_input_prepare(const pock_op_desc& op, KernelScope& scope, void** sta
   if (names_conv_algorithm(op)) return prepare_chosen_conv(op, g, ConvDirection::kInputGrad, scope, state);
   std::unique_ptr<ConvKernel> kernel = make_channels_last_depthwise_grad_input(op, g, scope, &status);
   if (!kernel && status.is_ok()) kernel = make_depthwise_conv_grad_input(op, g, cpu_depthwise_grad_loops(), &status);
+  // A 1x1 layer whose output has few channels: the direct tiles (conv_pointwise.hpp).
+  if (!kernel && status.is_ok() && pointwise_preferred(g, ConvDirection::kInputGrad)) {
+    kernel = make_pointwise_conv_grad_input(op, g, scope, &status);
+  }
   // oneDNN (Winograd or direct) where its rule measured it faster, when it is on (conv_dnnl.cpp).
   if (!kernel && status.is_ok()) kernel = make_dnnl_conv_by_rule(op, g, ConvDirection::kInputGrad, scope, &status);
   // The backend's own Winograd where its rule measured it faster (conv_winograd.cpp).
