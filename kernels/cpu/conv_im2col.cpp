@@ -5,7 +5,9 @@
 // convolution skips im2col: the input planes are the matrix. On small planes (the late layers of
 // MobileNetV2 and ResNet-18: 4x4 and 8x8) a GEMM per image has only 16-64 columns, which OpenBLAS
 // runs far below its peak; there the whole batch's matrices (planes, or unfolded columns) sit side
-// by side in scratch and one GEMM serves the batch (batched_, pointwise_batch.hpp).
+// by side in scratch and one GEMM serves the batch (batched_, pointwise_batch.hpp). A reduction of
+// at most 64 rows (a stem on 3 channels) goes through the direct 1x1 tiles of conv_pointwise.hpp
+// on the unfolded columns instead of sgemm (direct_).
 #include "kernels/cpu/conv_kernel.hpp"
 
 #ifdef POCK_HAVE_OPENBLAS
@@ -15,6 +17,7 @@
 #include "kernels/cpu/activation_epilogue.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/parallel_sgemm.hpp"
+#include "kernels/cpu/conv_pointwise.hpp"
 #include "kernels/cpu/conv_unfold.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/pointwise_batch.hpp"
@@ -35,6 +38,9 @@ class Im2colConv final : public ConvKernel {
                  g.pad_left == 0 && g.pad_bottom == 0 && g.pad_right == 0;
     batched_ = g.groups == 1 && (pointwise_ ? use_batched_pointwise(g.batch, g.out_plane())
                                             : use_batched_unfold(g.batch, g.out_plane()));
+    // A short reduction over a plane of a tile or more (MobileNet's 3x3 stem on 3 channels: 27):
+    // the direct tiles take the unfolded columns instead of sgemm (conv_pointwise.hpp).
+    direct_ = g.groups == 1 && !pointwise_ && !batched_ && rows_ <= kPointwiseMaxDepth && g.out_plane() >= 16;
   }
 
   Status init() {
@@ -43,7 +49,9 @@ class Im2colConv final : public ConvKernel {
       return scope_->reserve_scratch(floats * sizeof(float), "Conv2d batched scratch");
     }
     if (pointwise_) return Status::ok();
-    return scope_->reserve_scratch(static_cast<size_t>(rows_ * g_.out_plane()) * sizeof(float), "Conv2d im2col scratch");
+    const size_t packed = direct_ ? packed_rows_floats(g_.out_channels, rows_) : 0;
+    return scope_->reserve_scratch((static_cast<size_t>(rows_ * g_.out_plane()) + packed) * sizeof(float),
+                                   "Conv2d im2col scratch");
   }
 
   Status run(const KernelCall& c) override {
@@ -53,6 +61,10 @@ class Im2colConv final : public ConvKernel {
     float* y = c.out_data<float>(0);
     if (batched_) {
       run_batched(x, w, bias, y);
+      return Status::ok();
+    }
+    if (direct_) {
+      run_direct(x, w, bias, y);
       return Status::ok();
     }
     const int64_t og = g_.out_per_group(), cg = g_.in_per_group();
@@ -101,11 +113,24 @@ class Im2colConv final : public ConvKernel {
     scatter_planes(ys, y, g_.batch, g_.out_channels, plane, pool_);
   }
 
+  // Per image: unfold, then the direct tiles with the bias and activation fused.
+  void run_direct(const float* x, const float* w, const float* bias, float* y) const {
+    const int64_t plane = g_.out_plane();
+    float* packed = cols() + rows_ * plane;
+    pack_product_rows(w, rows_, 1, g_.out_channels, rows_, packed);
+    for (int64_t n = 0; n < g_.batch; ++n) {
+      im2col(g_, x + n * g_.in_channels * g_.in_plane(), cols(), pool_);
+      direct_product(packed, bias, cols(), y + n * g_.out_channels * plane, g_.out_channels, rows_, plane,
+                     g_.activation, pool_);
+    }
+  }
+
   ConvGeometry g_;
   pthreadpool_t pool_;
   int64_t rows_ = 0;  // C/g * kh * kw: the GEMM's K
   bool pointwise_ = false;
   bool batched_ = false;
+  bool direct_ = false;  // short reduction: the direct tiles instead of sgemm
   KernelScope* scope_;
 };
 

@@ -130,14 +130,36 @@ void pack_rows(const float* a, int64_t row_stride, int64_t depth_stride, int64_t
   }
 }
 
+}  // namespace
+
+size_t packed_rows_floats(int64_t rows, int64_t depth) {
+  return static_cast<size_t>((rows + kRows - 1) / kRows * kRows * depth);
+}
+
+void pack_product_rows(const float* a, int64_t row_stride, int64_t depth_stride, int64_t rows, int64_t depth,
+                       float* packed) {
+  pack_rows(a, row_stride, depth_stride, rows, depth, packed);
+}
+
+void direct_product(const float* packed, const float* bias, const float* in, float* out, int64_t rows, int64_t depth,
+                    int64_t plane, Activation activation, pthreadpool_t pool) {
+  const Clamp clamp = clamp_of(activation);
+  const Product p{packed, bias, in, out, rows, depth, plane, clamp.lo, clamp.hi};
+  const size_t chunks = static_cast<size_t>((plane + kChunk - 1) / kChunk);
+  parallel_for(pool, chunks, balanced_tile(pool, chunks, 1), [&](size_t begin, size_t end) {
+    product_columns(p, static_cast<int64_t>(begin) * kChunk, std::min(plane, static_cast<int64_t>(end) * kChunk));
+  });
+}
+
+namespace {
+
 class PointwiseConv final : public ConvKernel {
  public:
   PointwiseConv(const ConvGeometry& g, ConvDirection direction, int32_t num_threads, KernelScope& scope)
       : g_(g), forward_(direction == ConvDirection::kForward), pool_(thread_pool_for(num_threads)), scope_(&scope) {}
 
   Status init() {
-    const size_t floats = static_cast<size_t>((rows() + kRows - 1) / kRows * kRows * depth());
-    return scope_->reserve_scratch(floats * sizeof(float), "Conv2d pointwise packed weight");
+    return scope_->reserve_scratch(packed_rows_floats(rows(), depth()) * sizeof(float), "Conv2d pointwise packed weight");
   }
 
   Status run(const KernelCall& c) override {

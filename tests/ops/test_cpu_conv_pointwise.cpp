@@ -97,3 +97,21 @@ TEST_CASE("cpu 1x1 rule: short reductions take the direct tiles, deep ones sgemm
   check_against_ref("cpu", conv_forward_case(pointwise(2, 16, 3, 3, 24), false, "none", 7604), "cpu");  // < one tile
   CHECK(kernels_made() == before);
 }
+
+TEST_CASE("cpu im2col with a short reduction runs the direct tiles on the unfolded columns",
+          "[ops][cpu][conv][pointwise]") {
+  // MobileNet-like stems: 3x3 stride 2 on 3 channels (27 rows), 5x5 on 2 (50 rows); output planes
+  // of 100 and 64+ pixels with ragged tiles, one image each so that the batched GEMM is not taken.
+  uint32_t seed = 7700;
+  const ConvShape stems[] = {{1, 3, 20, 20, 16, 3, 3, 1, {2, 2}, {1, 1, 1, 1}, {1, 1}},
+                             {1, 2, 13, 14, 7, 5, 5, 1, {1, 1}, {2, 2, 2, 2}, {1, 1}}};
+  for (int threads : {1, 2}) {
+    for (const ConvShape& s : stems) {
+      for (bool frozen_weight : {false, true}) {
+        OpCase c = conv_forward_case(s, frozen_weight, "relu6", seed += 3);
+        c.attrs.set(kConvAlgorithmAttr, std::string(conv_algorithm_name(ConvAlgorithm::kIm2col)));
+        check_against_ref("cpu", c, "cpu", threads);
+      }
+    }
+  }
+}
