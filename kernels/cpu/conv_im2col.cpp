@@ -6,8 +6,8 @@
 // MobileNetV2 and ResNet-18: 4x4 and 8x8) a GEMM per image has only 16-64 columns, which OpenBLAS
 // runs far below its peak; there the whole batch's matrices (planes, or unfolded columns) sit side
 // by side in scratch and one GEMM serves the batch (batched_, pointwise_batch.hpp). A reduction of
-// at most 64 rows (a stem on 3 channels) goes through the direct 1x1 tiles of conv_pointwise.hpp
-// on the unfolded columns instead of sgemm (direct_).
+// at most 64 rows (a stem on 3 channels) goes through the direct tiles of short_product.hpp on the
+// unfolded columns instead of sgemm (direct_).
 #include "kernels/cpu/conv_kernel.hpp"
 
 #ifdef POCK_HAVE_OPENBLAS
@@ -17,7 +17,7 @@
 #include "kernels/cpu/activation_epilogue.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/parallel_sgemm.hpp"
-#include "kernels/cpu/conv_pointwise.hpp"
+#include "kernels/cpu/short_product.hpp"
 #include "kernels/cpu/conv_unfold.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/pointwise_batch.hpp"
@@ -39,8 +39,8 @@ class Im2colConv final : public ConvKernel {
     batched_ = g.groups == 1 && (pointwise_ ? use_batched_pointwise(g.batch, g.out_plane())
                                             : use_batched_unfold(g.batch, g.out_plane()));
     // A short reduction over a plane of a tile or more (MobileNet's 3x3 stem on 3 channels: 27):
-    // the direct tiles take the unfolded columns instead of sgemm (conv_pointwise.hpp).
-    direct_ = g.groups == 1 && !pointwise_ && !batched_ && rows_ <= kPointwiseMaxDepth && g.out_plane() >= 16;
+    // the direct tiles take the unfolded columns instead of sgemm (short_product.hpp).
+    direct_ = g.groups == 1 && !pointwise_ && !batched_ && rows_ <= kShortProductMaxDepth && g.out_plane() >= 16;
   }
 
   Status init() {
@@ -49,7 +49,7 @@ class Im2colConv final : public ConvKernel {
       return scope_->reserve_scratch(floats * sizeof(float), "Conv2d batched scratch");
     }
     if (pointwise_) return Status::ok();
-    const size_t packed = direct_ ? packed_rows_floats(g_.out_channels, rows_) : 0;
+    const size_t packed = direct_ ? packed_short_rows_floats(g_.out_channels, rows_) : 0;
     return scope_->reserve_scratch((static_cast<size_t>(rows_ * g_.out_plane()) + packed) * sizeof(float),
                                    "Conv2d im2col scratch");
   }
@@ -117,11 +117,20 @@ class Im2colConv final : public ConvKernel {
   void run_direct(const float* x, const float* w, const float* bias, float* y) const {
     const int64_t plane = g_.out_plane();
     float* packed = cols() + rows_ * plane;
-    pack_product_rows(w, rows_, 1, g_.out_channels, rows_, packed);
+    pack_short_rows(w, rows_, 1, g_.out_channels, rows_, packed);
+    ShortProduct p = short_product_packed(packed, rows_);
+    const Clamp clamp = clamp_of(g_.activation);
+    p.lo = clamp.lo;
+    p.hi = clamp.hi;
+    p.bias = bias;
+    p.in = cols();
+    p.rows = g_.out_channels;
+    p.depth = rows_;
+    p.plane = plane;
     for (int64_t n = 0; n < g_.batch; ++n) {
       im2col(g_, x + n * g_.in_channels * g_.in_plane(), cols(), pool_);
-      direct_product(packed, bias, cols(), y + n * g_.out_channels * plane, g_.out_channels, rows_, plane,
-                     g_.activation, pool_);
+      p.out = y + n * g_.out_channels * plane;
+      run_short_product(p, pool_);
     }
   }
 

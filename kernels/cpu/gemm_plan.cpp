@@ -7,6 +7,7 @@
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/parallel_sgemm.hpp"
+#include "kernels/cpu/short_product.hpp"
 
 namespace pock::cpu {
 namespace {
@@ -25,6 +26,8 @@ Status GemmPlan::prepare(const pock_tensor_desc& a, const pock_tensor_desc& b, K
   a_stored_bf16_ = a.dtype == POCK_BF16;
   b_stored_bf16_ = b.dtype == POCK_BF16;
   if ((a_stored_bf16_ || b_stored_bf16_) && !bf16) return Status(Code::kInvalidArgument, "bf16 operands need compute \"bf16\"");
+  short_ = !bf16 && !transpose_b && !bias && a_offsets.size() == 1 && k > 0 && k <= kShortProductMaxDepth &&
+           n >= kShortPixels && ldb == n;
   if (!bf16 || m == 0 || n == 0 || k == 0) return Status::ok();
   scope_ = &scope;
   a_elems_ = numel(a);
@@ -115,6 +118,21 @@ Status GemmPlan::run(const void* a_in, const void* b_in, const float* bias_value
     bf16_values_as_f32(b_in, b_stored_bf16_, b_elems_, b_rounded);
     a = a_rounded;
     b = b_rounded;
+  }
+  if (short_) {
+    // A short reduction (a small batch's weight gradient, K = the batch): the direct tiles of
+    // short_product.hpp, which write each output once instead of sgemm's packing and read-back.
+    ShortProduct p = transpose_a ? short_product_in_place(a, 1, lda) : short_product_in_place(a, lda, 1);
+    const Clamp clamp = clamp_of(activation);
+    p.lo = clamp.lo;
+    p.hi = clamp.hi;
+    p.in = b;
+    p.out = y;
+    p.rows = m;
+    p.depth = k;
+    p.plane = n;
+    run_short_product(p, pool_);
+    return Status::ok();
   }
   // With a bias every row starts from it and sgemm accumulates onto it (beta = 1); K = 0 leaves
   // only the start.

@@ -1,6 +1,8 @@
 // One row-major GEMM as the cpu backend's MatMul, Linear and Linear gradients plan it at prepare
-// and run it each step: OpenBLAS sgemm in f32, or, with compute "bf16", bf16 operands and f32
-// sums (kernels/cpu/bf16_gemm.hpp). Everything shape-dependent is worked out at prepare.
+// and run it each step: OpenBLAS sgemm in f32 (one product whose reduction is at most
+// kShortProductMaxDepth long, such as a small batch's weight gradient: short_product.hpp's
+// direct tiles), or, with compute "bf16", bf16 operands and f32 sums (kernels/cpu/bf16_gemm.hpp).
+// Everything shape-dependent is worked out at prepare.
 // The bf16 operands live in the engine's scratch region (one for all ops: they run one at a
 // time), except an operand that is a bf16 tensor already (the compiler's one copy of an
 // activation, src/compiler/lowering/bf16_operands.hpp), read as it is, and a weight operand b
@@ -54,6 +56,7 @@ struct GemmPlan {
 
   KernelScope* scope_ = nullptr;
   pthreadpool_t pool_ = nullptr;  // f32 products split over it
+  bool short_ = false;  // f32, one product, K <= kShortProductMaxDepth: the direct tiles (short_product.hpp)
   int64_t a_elems_ = 0, b_elems_ = 0;
   bool a_stored_bf16_ = false, b_stored_bf16_ = false;  // operands that are bf16 tensors
   size_t b_scratch_offset_ = 0;                  // bytes into the scratch region

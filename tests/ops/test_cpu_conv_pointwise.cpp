@@ -11,6 +11,7 @@
 
 #include "ir/conv_algorithm.hpp"
 #include "kernels/cpu/conv_pointwise.hpp"
+#include "kernels/cpu/short_product.hpp"
 #include "support/backend_compare.hpp"
 #include "support/backward_cases.hpp"
 
@@ -83,13 +84,13 @@ TEST_CASE("cpu 1x1 direct tiles: a NaN or infinity in the input reaches the outp
 }
 
 TEST_CASE("cpu 1x1 rule: short reductions take the direct tiles, deep ones sgemm", "[ops][cpu][conv][pointwise]") {
-  const int64_t deep = cpu::kPointwiseMaxDepth + 1;
+  const int64_t deep = cpu::kShortProductMaxDepth + 1;
   int before = kernels_made();
-  check_against_ref("cpu", conv_forward_case(pointwise(2, cpu::kPointwiseMaxDepth, 8, 8, 24), false, "relu6", 7600),
+  check_against_ref("cpu", conv_forward_case(pointwise(2, cpu::kShortProductMaxDepth, 8, 8, 24), false, "relu6", 7600),
                     "cpu");
   CHECK(kernels_made() == before + 1);
   before = kernels_made();
-  check_against_ref("cpu", grad_input_case(pointwise(2, 96, 8, 8, cpu::kPointwiseMaxDepth), false, 7601), "cpu");
+  check_against_ref("cpu", grad_input_case(pointwise(2, 96, 8, 8, cpu::kShortProductMaxDepth), false, 7601), "cpu");
   CHECK(kernels_made() == before + 1);
   before = kernels_made();
   check_against_ref("cpu", conv_forward_case(pointwise(2, deep, 8, 8, 24), false, "none", 7602), "cpu");

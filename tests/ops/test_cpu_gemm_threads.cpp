@@ -55,6 +55,21 @@ TEST_CASE("cpu Linear and its gradients split over two threads match ref", "[ops
   }
 }
 
+TEST_CASE("cpu GEMMs with a short reduction (the direct tiles) split over two threads match ref",
+          "[ops][cpu][threads]") {
+  // K <= 64 without a bias or a transposed b runs short_product.hpp's tiles, split by columns: a
+  // classifier head's weight gradient at batch 8 (K = 8; 700 columns, ragged after 43 tiles), its
+  // input gradient from 40 classes, and MatMuls with either a transposed.
+  uint32_t seed = 7250;
+  check({"LinearWeightGrad", {input({8, 301}, ++seed), input({8, 700}, ++seed)}});
+  check({"LinearWeightGrad", {input({2, 4, 301}, ++seed), input({2, 4, 700}, ++seed)}});
+  check({"LinearInputGrad", {input({50, 40}, ++seed), input({40, 203}, ++seed)}});
+  for (int64_t ta : {0, 1}) {
+    const Attrs attrs{{"transpose_a", ta}, {"transpose_b", int64_t{0}}};
+    check({"MatMul", {input(ta ? Shape{64, 37} : Shape{37, 64}, ++seed), input({64, 150}, ++seed)}, attrs});
+  }
+}
+
 TEST_CASE("cpu GEMM convolutions split over two threads match ref", "[ops][cpu][threads]") {
   uint32_t seed = 7300;
   // {batch, channels, h, w, out, kh, kw, groups, strides, pads, dilations}: a 3x3 convolution

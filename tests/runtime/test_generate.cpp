@@ -47,7 +47,10 @@ Engine open_tiny_llama(bool train, int64_t decode_cache = 0) {
   Recipe recipe;
   recipe.loss.logits = "logits";
   recipe.optimizer.type = "sgd";
-  recipe.optimizer.lr = 1.0;
+  // lr 1.0 sat at the edge of stability: rounding-level changes in a GEMM's summation order (the
+  // same products summed by another kernel) made the loss diverge after 20 steps. At 0.3 the loss
+  // falls from 4.26 to 0.014 in 60 steps whichever kernels run.
+  recipe.optimizer.lr = 0.3;
   auto blob = compile(graph.value(), train ? &recipe : nullptr);
   INFO(blob.status().to_string());
   REQUIRE(blob.is_ok());

@@ -55,7 +55,7 @@ using Maker = std::unique_ptr<ConvKernel> (*)(const pock_op_desc&, const ConvGeo
 //   1x1, stride 1, unpadded, one group: im2col's pointwise path is one sgemm on the planes with no
 //     unfolding and no staging. 16->96 channels at 64x64: 1.8 ms against 3.2 ms through XNNPACK;
 //     MobileNetV2's sparse step went from 134.6 to 116.4 ms (Conv2d 57 -> 36 ms). Reducing over at
-//     most 64 channels (kPointwiseMaxDepth) on planes of a tile or more, the backend's own register
+//     most 64 channels (kShortProductMaxDepth) on planes of a tile or more, the backend's own register
 //     tiles go first (conv_pointwise.cpp: no output read-back, bias and activation fused). On one
 //     core of an AVX2 AMD EPYC (pockc tune, batch 8): 16->96 at 64x64 2.14 -> 1.84 ms, 24->144 at
 //     32x32 1.00 -> 0.86 ms; on two, 1.54 -> 0.89 and 0.80 -> 0.43 ms. Deeper reductions keep
