@@ -19,6 +19,7 @@ struct Channels {
   int64_t batch = 0, channels = 0, inner = 1;
   int64_t count() const { return batch * inner; }
   int64_t row(int64_t n, int64_t ch) const { return (n * channels + ch) * inner; }
+  int64_t stride() const { return channels * inner; }  // from a channel's row to the next image's
 };
 
 Channels channels_of(const pock_tensor_desc& x) {
@@ -57,11 +58,18 @@ void for_channels(const KernelCall& c, const Channels& l, const ChannelFn& fn) {
   });
 }
 
-// Calls piece(offset, length) over the channel's rows, in pieces of at most kPiece values.
+// Calls piece(offset, rows, length) over the channel's values in pieces of at most kPiece: whole
+// rows of consecutive images (`rows` of them, Channels::stride() apart) when a row is short, else
+// parts of one row.
 template <typename PieceFn>
 void for_pieces(const Channels& l, int64_t ch, const PieceFn& piece) {
+  if (l.inner <= kPiece) {
+    const int64_t rows = std::max<int64_t>(1, kPiece / std::max<int64_t>(1, l.inner));
+    for (int64_t n = 0; n < l.batch; n += rows) piece(l.row(n, ch), std::min(rows, l.batch - n), l.inner);
+    return;
+  }
   for (int64_t n = 0; n < l.batch; ++n) {
-    for (int64_t i = 0; i < l.inner; i += kPiece) piece(l.row(n, ch) + i, std::min(kPiece, l.inner - i));
+    for (int64_t i = 0; i < l.inner; i += kPiece) piece(l.row(n, ch) + i, int64_t{1}, std::min(kPiece, l.inner - i));
   }
 }
 
@@ -72,9 +80,9 @@ struct GradSums {
 GradSums grad_sums(const Channels& l, int64_t ch, const float* dy, const float* x, float mean,
                    const BatchNormLoops& loops) {
   GradSums s;
-  for_pieces(l, ch, [&](int64_t at, int64_t n) {
+  for_pieces(l, ch, [&](int64_t at, int64_t rows, int64_t n) {
     float sum_dy = 0.0f, sum_dy_dev = 0.0f;
-    loops.grad_sums(dy + at, x + at, mean, n, &sum_dy, &sum_dy_dev);
+    loops.grad_sums(dy + at, x + at, mean, rows, l.stride(), n, &sum_dy, &sum_dy_dev);
     s.dy += sum_dy;
     s.dy_dev += sum_dy_dev;
   });
@@ -116,7 +124,7 @@ Status run_batch_norm(const KernelCall& c, const params::BatchNormParams& p, con
   const double eps = p.eps;
   for_channels(c, l, [&](int64_t ch) {
     const float scale = static_cast<float>(gamma[ch] / std::sqrt(static_cast<double>(var[ch]) + eps));
-    for (int64_t n = 0; n < l.batch; ++n) loops.normalize(x + l.row(n, ch), mean[ch], scale, beta[ch], y + l.row(n, ch), l.inner);
+    loops.normalize(x + l.row(0, ch), mean[ch], scale, beta[ch], y + l.row(0, ch), l.batch, l.stride(), l.inner);
   });
   return Status::ok();
 }
@@ -137,16 +145,17 @@ Status run_batch_norm_train(const KernelCall& c, const params::BatchNormParams& 
   const double count = static_cast<double>(l.count());
   for_channels(c, l, [&](int64_t ch) {
     double sum = 0.0;
-    for_pieces(l, ch, [&](int64_t at, int64_t n) { sum += loops.sum(x + at, n); });
+    for_pieces(l, ch, [&](int64_t at, int64_t rows, int64_t n) { sum += loops.sum(x + at, rows, l.stride(), n); });
     const float mean = static_cast<float>(sum / count);
     // Centered second pass: E[x^2] - E[x]^2 cancels when the mean is large next to the spread.
     double squares = 0.0;
-    for_pieces(l, ch, [&](int64_t at, int64_t n) { squares += loops.sum_squared_deviation(x + at, mean, n); });
+    for_pieces(l, ch, [&](int64_t at, int64_t rows, int64_t n) {
+      squares += loops.sum_squared_deviation(x + at, mean, rows, l.stride(), n);
+    });
     const double var = squares / count;  // biased: what normalizes the batch
     const double invstd = 1.0 / std::sqrt(var + eps);
     const float scale = static_cast<float>(invstd * gamma[ch]);
-    for (int64_t n = 0; n < l.batch; ++n)
-      loops.normalize(x + l.row(n, ch), mean, scale, beta[ch], y + l.row(n, ch), l.inner);
+    loops.normalize(x + l.row(0, ch), mean, scale, beta[ch], y + l.row(0, ch), l.batch, l.stride(), l.inner);
     saved_mean[ch] = mean;
     saved_invstd[ch] = static_cast<float>(invstd);
     // Running statistics track the unbiased variance (PyTorch).
@@ -175,9 +184,8 @@ Status run_batch_norm_train_grad(const KernelCall& c, const BatchNormLoops& loop
     const float a = static_cast<float>(k);
     const float b = count > 0 ? static_cast<float>(-k * invstd[ch] * invstd[ch] * s.dy_dev / count) : 0.0f;
     const float shift = count > 0 ? static_cast<float>(-k * s.dy / count) : 0.0f;
-    for (int64_t n = 0; n < l.batch; ++n) {
-      loops.combine(dy + l.row(n, ch), x + l.row(n, ch), mean[ch], a, b, shift, dx + l.row(n, ch), l.inner);
-    }
+    loops.combine(dy + l.row(0, ch), x + l.row(0, ch), mean[ch], a, b, shift, dx + l.row(0, ch), l.batch, l.stride(),
+                  l.inner);
   });
   return Status::ok();
 }

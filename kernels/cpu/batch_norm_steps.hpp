@@ -15,15 +15,22 @@
 
 namespace pock::cpu {
 
+// Each loop runs over `rows` rows of n values, `stride` floats apart (one channel's rows of
+// consecutive images): a channel of a small plane (MobileNetV2's 4x4 layers: 8 rows of 16) is one
+// call, not one per row — calls per row of 16 values cost more than their arithmetic.
 struct BatchNormLoops {
-  float (*sum)(const float* x, int64_t n);
-  float (*sum_squared_deviation)(const float* x, float center, int64_t n);  // sum of (x - center)^2
-  // y = (x - center) * scale + shift
-  void (*normalize)(const float* x, float center, float scale, float shift, float* y, int64_t n);
+  float (*sum)(const float* x, int64_t rows, int64_t stride, int64_t n);
+  // sum of (x - center)^2
+  float (*sum_squared_deviation)(const float* x, float center, int64_t rows, int64_t stride, int64_t n);
+  // y = (x - center) * scale + shift (y at the same offsets as x)
+  void (*normalize)(const float* x, float center, float scale, float shift, float* y, int64_t rows, int64_t stride,
+                    int64_t n);
   // *sum_dy = sum of dy, *sum_dy_dev = sum of dy * (x - center)
-  void (*grad_sums)(const float* dy, const float* x, float center, int64_t n, float* sum_dy, float* sum_dy_dev);
+  void (*grad_sums)(const float* dy, const float* x, float center, int64_t rows, int64_t stride, int64_t n,
+                    float* sum_dy, float* sum_dy_dev);
   // dx = a dy + b (x - center) + c
-  void (*combine)(const float* dy, const float* x, float center, float a, float b, float c, float* dx, int64_t n);
+  void (*combine)(const float* dy, const float* x, float center, float a, float b, float c, float* dx, int64_t rows,
+                  int64_t stride, int64_t n);
 };
 
 bool batch_norm_accepts(const pock_op_desc& op);

@@ -9,56 +9,70 @@
 namespace pock::neon {
 namespace {
 
-float sum(const float* x, int64_t n) {
+// Each runs over `rows` rows of n values, `stride` apart (kernels/cpu/batch_norm_steps.hpp).
+float sum(const float* x, int64_t rows, int64_t stride, int64_t n) {
   float32x4_t acc = vdupq_n_f32(0.0f);
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) acc = vaddq_f32(acc, vld1q_f32(x + i));
-  float s = vaddvq_f32(acc);
-  for (; i < n; ++i) s += x[i];
-  return s;
+  float s = 0.0f;
+  for (int64_t r = 0; r < rows; ++r, x += stride) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) acc = vaddq_f32(acc, vld1q_f32(x + i));
+    for (; i < n; ++i) s += x[i];
+  }
+  return s + vaddvq_f32(acc);
 }
 
-float sum_squared_deviation(const float* x, float center, int64_t n) {
+float sum_squared_deviation(const float* x, float center, int64_t rows, int64_t stride, int64_t n) {
   const float32x4_t c = vdupq_n_f32(center);
   float32x4_t acc = vdupq_n_f32(0.0f);
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const float32x4_t d = vsubq_f32(vld1q_f32(x + i), c);
-    acc = vfmaq_f32(acc, d, d);
+  float s = 0.0f;
+  for (int64_t r = 0; r < rows; ++r, x += stride) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      const float32x4_t d = vsubq_f32(vld1q_f32(x + i), c);
+      acc = vfmaq_f32(acc, d, d);
+    }
+    for (; i < n; ++i) s += (x[i] - center) * (x[i] - center);
   }
-  float s = vaddvq_f32(acc);
-  for (; i < n; ++i) s += (x[i] - center) * (x[i] - center);
-  return s;
+  return s + vaddvq_f32(acc);
 }
 
-void normalize(const float* x, float center, float scale, float shift, float* y, int64_t n) {
+void normalize(const float* x, float center, float scale, float shift, float* y, int64_t rows, int64_t stride,
+               int64_t n) {
   const float32x4_t c = vdupq_n_f32(center), k = vdupq_n_f32(scale), b = vdupq_n_f32(shift);
-  map(x, y, n, [&](float32x4_t v) { return vfmaq_f32(b, vsubq_f32(v, c), k); });
+  for (int64_t r = 0; r < rows; ++r, x += stride, y += stride) {
+    map(x, y, n, [&](float32x4_t v) { return vfmaq_f32(b, vsubq_f32(v, c), k); });
+  }
 }
 
-void grad_sums(const float* dy, const float* x, float center, int64_t n, float* sum_dy, float* sum_dy_dev) {
+void grad_sums(const float* dy, const float* x, float center, int64_t rows, int64_t stride, int64_t n, float* sum_dy,
+               float* sum_dy_dev) {
   const float32x4_t c = vdupq_n_f32(center);
   float32x4_t s = vdupq_n_f32(0.0f), sd = vdupq_n_f32(0.0f);
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const float32x4_t g = vld1q_f32(dy + i);
-    s = vaddq_f32(s, g);
-    sd = vfmaq_f32(sd, g, vsubq_f32(vld1q_f32(x + i), c));
+  float total = 0.0f, total_dev = 0.0f;
+  for (int64_t r = 0; r < rows; ++r, dy += stride, x += stride) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      const float32x4_t g = vld1q_f32(dy + i);
+      s = vaddq_f32(s, g);
+      sd = vfmaq_f32(sd, g, vsubq_f32(vld1q_f32(x + i), c));
+    }
+    for (; i < n; ++i) {
+      total += dy[i];
+      total_dev += dy[i] * (x[i] - center);
+    }
   }
-  float total = vaddvq_f32(s), total_dev = vaddvq_f32(sd);
-  for (; i < n; ++i) {
-    total += dy[i];
-    total_dev += dy[i] * (x[i] - center);
-  }
-  *sum_dy = total;
-  *sum_dy_dev = total_dev;
+  *sum_dy = total + vaddvq_f32(s);
+  *sum_dy_dev = total_dev + vaddvq_f32(sd);
 }
 
 // dx = a dy + b (x - center) + c
-void combine(const float* dy, const float* x, float center, float a, float b, float c, float* dx, int64_t n) {
+void combine(const float* dy, const float* x, float center, float a, float b, float c, float* dx, int64_t rows,
+             int64_t stride, int64_t n) {
   const float32x4_t vc = vdupq_n_f32(center), va = vdupq_n_f32(a), vb = vdupq_n_f32(b), shift = vdupq_n_f32(c);
-  map(dy, x, dx, n,
-      [&](float32x4_t g, float32x4_t v) { return vfmaq_f32(vfmaq_f32(shift, g, va), vsubq_f32(v, vc), vb); });
+  for (int64_t r = 0; r < rows; ++r, dy += stride, x += stride, dx += stride) {
+    map(dy, x, dx, n,
+        [&](float32x4_t g, float32x4_t v) { return vfmaq_f32(vfmaq_f32(shift, g, va), vsubq_f32(v, vc), vb); });
+  }
 }
 
 }  // namespace

@@ -301,6 +301,16 @@ TEST_CASE("cpu BatchNorm, BatchNormTrain, BatchNormTrainGrad and BatchNormParamG
   check({"BatchNorm", {input(big, 11), input({16}, 12), input({16}, 13), input({16}, 14), input({16}, 15, 0.5f, 2.0f)}});
   check({"BatchNormTrainGrad",
          {input(big, 6), input(big, 7), input({16}, 8), input({16}, 9, 0.5f, 2.0f), input({16}, 10)}});
+  // Many images of a small plane: a channel's rows are summed 4096 values (256 rows of 15) a call,
+  // two and a bit calls per channel, each with a ragged tail of 7 per row.
+  const Shape many{600, 3, 3, 5};
+  OpCase many_train{"BatchNormTrain", {input(many, 21, 2.0f, 4.0f), input({3}, 22), input({3}, 23), input({3}, 24),
+                                       input({3}, 25, 0.5f, 2.0f)}};
+  many_train.updated_inputs = {3, 4};
+  check(many_train);
+  check({"BatchNormTrainGrad",
+         {input(many, 26), input(many, 27, 2.0f, 4.0f), input({3}, 28, 2.5f, 3.5f), input({3}, 29, 0.5f, 2.0f),
+          input({3}, 30)}});
 }
 
 TEST_CASE("cpu LayerNormGrad and RMSNormGrad match ref", "[ops][cpu][grad]") {
