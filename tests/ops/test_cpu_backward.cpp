@@ -182,6 +182,12 @@ TEST_CASE("cpu Conv2dGradBias and SumToShape match ref on the patterns backward 
   check({"SumToShape", {input({4, 64, 30, 30}, 2)}, {{"shape", Ints{1, 64, 1, 1}}}});
   check({"SumToShape", {input({100000}, 3)}, {{"shape", Ints{1}}}});
   check({"Conv2dGradBias", {input({8, 32, 24, 24}, 4)}}, kCpu, 1);
+  // Short rows summed through column buffers (axis_sum.cpp): MobileNetV2's 4x4 layers, 300
+  // channels in five buffers of 64, all of them or the first 150; a ragged 7-value row; two threads.
+  check({"Conv2dGradBias", {input({8, 300, 4, 4}, 5)}});
+  check({"Conv2dGradBias", {input({8, 300, 4, 4}, 6)}, {{"channels", int64_t{150}}}});
+  check({"Conv2dGradBias", {input({5, 200, 1, 7}, 7)}}, kCpu, 2);
+  check({"SumToShape", {input({6, 90, 3, 3}, 8)}, {{"shape", Ints{1, 90, 1, 1}}}});
 }
 
 namespace {
