@@ -11,6 +11,7 @@
 // (k) and one masked move or byte store; the tails are masked loads and stores.
 #include <bit>
 #include <cmath>
+#include <type_traits>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
@@ -99,14 +100,25 @@ POCK_AVX512_TARGET void range_mask_avx512(const float* v, uint8_t* mask, int64_t
   }
 }
 
-void clip_mask_avx512(const float* v, uint8_t* mask, int64_t n, const MaskBounds& b) {
+// Calls run(lo, hi) with the bounds' compare predicates as integral constants (_CMP_GT_OQ or
+// _CMP_GE_OQ, _CMP_LT_OQ or _CMP_LE_OQ), for the loops that take them as template arguments.
+template <typename Run>
+void with_predicates(const MaskBounds& b, const Run& run) {
+  using Gt = std::integral_constant<int, _CMP_GT_OQ>;
+  using Ge = std::integral_constant<int, _CMP_GE_OQ>;
+  using Lt = std::integral_constant<int, _CMP_LT_OQ>;
+  using Le = std::integral_constant<int, _CMP_LE_OQ>;
   if (b.lo_strict) {
-    b.hi_strict ? range_mask_avx512<_CMP_GT_OQ, _CMP_LT_OQ>(v, mask, n, b.lo, b.hi)
-                : range_mask_avx512<_CMP_GT_OQ, _CMP_LE_OQ>(v, mask, n, b.lo, b.hi);
+    b.hi_strict ? run(Gt{}, Lt{}) : run(Gt{}, Le{});
   } else {
-    b.hi_strict ? range_mask_avx512<_CMP_GE_OQ, _CMP_LT_OQ>(v, mask, n, b.lo, b.hi)
-                : range_mask_avx512<_CMP_GE_OQ, _CMP_LE_OQ>(v, mask, n, b.lo, b.hi);
+    b.hi_strict ? run(Ge{}, Lt{}) : run(Ge{}, Le{});
   }
+}
+
+void clip_mask_avx512(const float* v, uint8_t* mask, int64_t n, const MaskBounds& b) {
+  with_predicates(b, [&](auto lo, auto hi) {
+    range_mask_avx512<decltype(lo)::value, decltype(hi)::value>(v, mask, n, b.lo, b.hi);
+  });
 }
 
 // dx = dy * (mask != 0 ? 1.0f : 0.0f): the factor is a masked move of 1.0f, the product a real
@@ -161,13 +173,9 @@ POCK_AVX2_TARGET void range_mask_avx2(const float* v, uint8_t* mask, int64_t n, 
 }
 
 void clip_mask_avx2(const float* v, uint8_t* mask, int64_t n, const MaskBounds& b) {
-  if (b.lo_strict) {
-    b.hi_strict ? range_mask_avx2<_CMP_GT_OQ, _CMP_LT_OQ>(v, mask, n, b.lo, b.hi)
-                : range_mask_avx2<_CMP_GT_OQ, _CMP_LE_OQ>(v, mask, n, b.lo, b.hi);
-  } else {
-    b.hi_strict ? range_mask_avx2<_CMP_GE_OQ, _CMP_LT_OQ>(v, mask, n, b.lo, b.hi)
-                : range_mask_avx2<_CMP_GE_OQ, _CMP_LE_OQ>(v, mask, n, b.lo, b.hi);
-  }
+  with_predicates(b, [&](auto lo, auto hi) {
+    range_mask_avx2<decltype(lo)::value, decltype(hi)::value>(v, mask, n, b.lo, b.hi);
+  });
 }
 
 POCK_AVX2_TARGET void mask_grad_avx2(const float* dy, const uint8_t* mask, float* dx, int64_t n) {
