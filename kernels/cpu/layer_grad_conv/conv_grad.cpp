@@ -3,8 +3,9 @@
 // on small planes); for the input gradient of a dense 3x3 stride-1 layer of 64+ channels, oneDNN's
 // Winograd or direct kernels when that way is on (conv_dnnl.hpp; off by default); for the input
 // gradient of a dense 3x3 stride-1 layer, the backend's own Winograd where its rule picks it
-// (conv_winograd.hpp); for the input gradient of a frozen weight, an XNNPACK deconvolution where
-// it is the faster (conv_grad_xnnpack.hpp); else im2col/col2im + sgemm. An op none takes (a
+// (conv_winograd.hpp); for the input gradient of a 1x1 layer with at most 64 output channels, the
+// direct tiles of conv_pointwise.hpp; for the input gradient of a frozen weight, an XNNPACK
+// deconvolution where it is the faster (conv_grad_xnnpack.hpp); else im2col/col2im + sgemm. An op none takes (a
 // grouped convolution built without OpenBLAS) runs on ref.
 #include <new>
 #include <string>
