@@ -217,8 +217,11 @@ POCK_SIMD_CLONES void unary_loop(UnaryOp op, const float* x, float* y, int64_t n
   };
   switch (op) {
     // Written so that NaN fails every comparison and passes through, as in PyTorch.
-    case UnaryOp::kRelu: loop([](float v) { return v < 0.0f ? 0.0f : v; }); break;
-    case UnaryOp::kRelu6: loop([](float v) { return v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v); }); break;
+    // The selects go through simd::select: as conditionals, in this switch, GCC makes branches.
+    case UnaryOp::kRelu: loop([](float v) { return simd::select(v < 0.0f, 0.0f, v); }); break;
+    case UnaryOp::kRelu6:
+      loop([](float v) { return simd::select(v < 0.0f, 0.0f, simd::select(v > 6.0f, 6.0f, v)); });
+      break;
     case UnaryOp::kHardSwish:
       loop([](float v) { return v * simd::min(simd::max(v * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f); });
       break;
@@ -231,16 +234,18 @@ POCK_SIMD_CLONES void unary_loop(UnaryOp op, const float* x, float* y, int64_t n
       // 0.5 v (1 + tanh(z)) = v * sigmoid(2z): no cancellation where tanh(z) is near -1.
       loop([](float v) { return v * simd::sigmoid(1.5957691216057308f * (v + 0.044715f * v * v * v)); });
       break;
-    case UnaryOp::kElu: loop([alpha](float v) { return v > 0.0f ? v : alpha * (simd::exp(v) - 1.0f); }); break;
+    case UnaryOp::kElu:
+      loop([alpha](float v) { return simd::select(v > 0.0f, v, alpha * (simd::exp(v) - 1.0f)); });
+      break;
     case UnaryOp::kSelu:
-      loop([alpha, gamma](float v) { return gamma * (v > 0.0f ? v : alpha * (simd::exp(v) - 1.0f)); });
+      loop([alpha, gamma](float v) { return gamma * simd::select(v > 0.0f, v, alpha * (simd::exp(v) - 1.0f)); });
       break;
     case UnaryOp::kCelu:
-      loop([alpha](float v) { return v > 0.0f ? v : alpha * (simd::exp(v / alpha) - 1.0f); });
+      loop([alpha](float v) { return simd::select(v > 0.0f, v, alpha * (simd::exp(v / alpha) - 1.0f)); });
       break;
     case UnaryOp::kSoftplus: loop([](float v) { return simd::softplus(v); }); break;
-    case UnaryOp::kSoftsign: loop([](float v) { return v / (1.0f + (v < 0.0f ? -v : v)); }); break;
-    case UnaryOp::kThresholdedRelu: loop([alpha](float v) { return v > alpha ? v : 0.0f; }); break;
+    case UnaryOp::kSoftsign: loop([](float v) { return v / (1.0f + simd::select(v < 0.0f, -v, v)); }); break;
+    case UnaryOp::kThresholdedRelu: loop([alpha](float v) { return simd::select(v > alpha, v, 0.0f); }); break;
     case UnaryOp::kMish: loop([](float v) { return v * simd::tanh_softplus(v); }); break;
   }
 }
