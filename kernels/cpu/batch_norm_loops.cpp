@@ -1,9 +1,7 @@
 // The cpu backend's vectorized loops for the per-channel BatchNorm steps of batch_norm_steps.hpp,
 // shared by its BatchNorm, BatchNormTrain and BatchNorm gradient kernels.
-#include <cstring>
-
 #include "kernels/cpu/batch_norm_steps.hpp"
-#include "kernels/cpu/simd.hpp"
+#include "kernels/cpu/vec8.hpp"
 
 namespace pock::cpu {
 namespace {
@@ -11,14 +9,9 @@ namespace {
 // The reductions keep eight-float vector sums across all the rows of a call and add their lanes
 // once at the end: a vectorized loop per row (as `omp simd reduction` makes it) ends each row of a
 // 4x4 plane (16 values) with a horizontal sum, which cost more than the additions.
-#pragma GCC diagnostic ignored "-Wpsabi"  // Vec never crosses a call: the helpers are inlined
-using Vec = float __attribute__((vector_size(32)));
-
-POCK_SIMD_INLINE Vec load(const float* p) {
-  Vec v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
+#pragma GCC diagnostic ignored "-Wpsabi"  // the Vec helpers are inlined (vec8.hpp)
+using Vec = simd::Vec8;
+using simd::load8;
 
 POCK_SIMD_INLINE float lanes_sum(Vec v) {
   float s = 0.0f;
@@ -31,7 +24,7 @@ POCK_SIMD_CLONES float sum(const float* x, int64_t rows, int64_t stride, int64_t
   float tail = 0.0f;
   for (int64_t r = 0; r < rows; ++r, x += stride) {
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8) acc += load(x + i);
+    for (; i + 8 <= n; i += 8) acc += load8(x + i);
     for (; i < n; ++i) tail += x[i];
   }
   return lanes_sum(acc) + tail;
@@ -43,7 +36,7 @@ POCK_SIMD_CLONES float sum_squared_deviation(const float* x, float center, int64
   for (int64_t r = 0; r < rows; ++r, x += stride) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-      const Vec d = load(x + i) - center;
+      const Vec d = load8(x + i) - center;
       acc += d * d;
     }
     for (; i < n; ++i) tail += (x[i] - center) * (x[i] - center);
@@ -66,9 +59,9 @@ POCK_SIMD_CLONES void grad_sums(const float* dy, const float* x, float center, i
   for (int64_t r = 0; r < rows; ++r, dy += stride, x += stride) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-      const Vec g = load(dy + i);
+      const Vec g = load8(dy + i);
       s += g;
-      sd += g * (load(x + i) - center);
+      sd += g * (load8(x + i) - center);
     }
     for (; i < n; ++i) {
       s_tail += dy[i];

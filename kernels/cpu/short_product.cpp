@@ -1,25 +1,17 @@
 #include "kernels/cpu/short_product.hpp"
 
 #include <algorithm>
-#include <cstring>
 
-#include "kernels/cpu/simd.hpp"
+#include "kernels/cpu/vec8.hpp"
 
 namespace pock::cpu {
 namespace {
 
-// Eight floats; the compiler maps it to one AVX register, two SSE / NEON registers. The helpers
-// below are always inlined into their clone, so no call passes a Vec across an ABI (which GCC
-// warns about for the baseline clone).
-#pragma GCC diagnostic ignored "-Wpsabi"
-using Vec = float __attribute__((vector_size(32)));
+#pragma GCC diagnostic ignored "-Wpsabi"  // the Vec helpers below are inlined (vec8.hpp)
+using Vec = simd::Vec8;
+using simd::load8;
+using simd::store8;
 
-POCK_SIMD_INLINE Vec load(const float* p) {
-  Vec v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-POCK_SIMD_INLINE void store(float* p, Vec v) { std::memcpy(p, &v, sizeof v); }
 POCK_SIMD_INLINE Vec splat(float f) { return Vec{} + f; }
 
 // NaN passes both selects, as through the activation kernels.
@@ -37,7 +29,7 @@ POCK_SIMD_INLINE void tile(const ShortProduct& p, const float* w, int64_t row, i
   const float* x = p.in + px;
   const int64_t rs = p.row_stride;
   for (int64_t k = 0; k < p.depth; ++k, x += p.plane, w += p.depth_stride) {
-    const Vec x0 = load(x), x1 = load(x + 8);
+    const Vec x0 = load8(x), x1 = load8(x + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
       acc[r][0] += w[r * rs] * x0;
@@ -48,8 +40,8 @@ POCK_SIMD_INLINE void tile(const ShortProduct& p, const float* w, int64_t row, i
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r) {
     float* y = p.out + (row + r) * p.plane + px;
-    store(y, clamp(acc[r][0], lo, hi));
-    store(y + 8, clamp(acc[r][1], lo, hi));
+    store8(y, clamp(acc[r][0], lo, hi));
+    store8(y + 8, clamp(acc[r][1], lo, hi));
   }
 }
 
