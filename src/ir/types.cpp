@@ -1,5 +1,6 @@
 // dtypes, shapes and attributes.
 #include <algorithm>
+#include <limits>
 
 #include "pock/types.hpp"
 
@@ -93,11 +94,25 @@ const AttrValue* Attrs::find(std::string_view name) const {
   return nullptr;
 }
 
+namespace {
+
+// A float attribute read as an integer, truncated; one beyond int64's range (or NaN, which a
+// hostile blob can hold where an int belongs) converting directly is undefined behaviour, so it
+// saturates instead, to a value every range check downstream refuses (NaN: the lowest).
+int64_t saturating_int(double f) {
+  constexpr double kTwo63 = 9223372036854775808.0;  // 2^63: the first double above int64's range
+  if (!(f >= -kTwo63)) return std::numeric_limits<int64_t>::min();
+  if (f >= kTwo63) return std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(f);
+}
+
+}  // namespace
+
 int64_t Attrs::get_int(std::string_view name, int64_t fallback) const {
   const AttrValue* v = find(name);
   if (!v) return fallback;
   if (auto* i = std::get_if<int64_t>(v)) return *i;
-  if (auto* f = std::get_if<double>(v)) return static_cast<int64_t>(*f);
+  if (auto* f = std::get_if<double>(v)) return saturating_int(*f);
   return fallback;
 }
 
