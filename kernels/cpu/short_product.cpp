@@ -21,14 +21,16 @@ POCK_SIMD_INLINE Vec clamp(Vec v, Vec lo, Vec hi) {
 }
 
 
+// Where a tile reads its input: x points at row 0 of the tile's first column, row k lies
+// x_stride floats further on per k (the input itself, or the staged copy below).
 template <int R>
-POCK_SIMD_INLINE void tile(const ShortProduct& p, const float* w, int64_t row, int64_t px) {
+POCK_SIMD_INLINE void tile(const ShortProduct& p, const float* w, int64_t row, int64_t px, const float* x,
+                           int64_t x_stride) {
   Vec acc[R][2];
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = splat(p.bias ? p.bias[row + r] : 0.0f);
-  const float* x = p.in + px;
   const int64_t rs = p.row_stride;
-  for (int64_t k = 0; k < p.depth; ++k, x += p.plane, w += p.depth_stride) {
+  for (int64_t k = 0; k < p.depth; ++k, x += x_stride, w += p.depth_stride) {
     const Vec x0 = load8(x), x1 = load8(x + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
@@ -45,36 +47,89 @@ POCK_SIMD_INLINE void tile(const ShortProduct& p, const float* w, int64_t row, i
   }
 }
 
-// The pixels past the last whole tile of a row block, one at a time.
+// The pixels past the last whole tile of a row block, one at a time; x as for tile, at `begin`.
 POCK_SIMD_INLINE void ragged_pixels(const ShortProduct& p, const float* w, int64_t row, int64_t rows, int64_t begin,
-                                    int64_t end) {
+                                    int64_t end, const float* x, int64_t x_stride) {
   for (int64_t r = 0; r < rows; ++r) {
     const float b = p.bias ? p.bias[row + r] : 0.0f;
     for (int64_t px = begin; px < end; ++px) {
       float s = b;
-      for (int64_t k = 0; k < p.depth; ++k) s += w[r * p.row_stride + k * p.depth_stride] * p.in[k * p.plane + px];
+      for (int64_t k = 0; k < p.depth; ++k) s += w[r * p.row_stride + k * p.depth_stride] * x[k * x_stride + px - begin];
       s = s < p.lo ? p.lo : s;
       p.out[(row + r) * p.plane + px] = s > p.hi ? p.hi : s;
     }
   }
 }
 
-POCK_SIMD_CLONES void short_product_columns_impl(const ShortProduct& p, int64_t begin, int64_t end) {
+// Every output row of columns [begin, end), their input read from x (at column `begin`).
+POCK_SIMD_INLINE void rows_of_columns(const ShortProduct& p, int64_t begin, int64_t end, const float* x,
+                                      int64_t x_stride) {
   for (int64_t row = 0; row < p.rows; row += kShortRows) {
     const int64_t rows = std::min(kShortRows, p.rows - row);
     const float* w = p.a + (row / kShortRows) * p.block_stride;
     int64_t px = begin;
     for (; px + kShortPixels <= end; px += kShortPixels) {
+      const float* xt = x + (px - begin);
       switch (rows) {
-        case 6: tile<6>(p, w, row, px); break;
-        case 5: tile<5>(p, w, row, px); break;
-        case 4: tile<4>(p, w, row, px); break;
-        case 3: tile<3>(p, w, row, px); break;
-        case 2: tile<2>(p, w, row, px); break;
-        default: tile<1>(p, w, row, px); break;
+        case 6: tile<6>(p, w, row, px, xt, x_stride); break;
+        case 5: tile<5>(p, w, row, px, xt, x_stride); break;
+        case 4: tile<4>(p, w, row, px, xt, x_stride); break;
+        case 3: tile<3>(p, w, row, px, xt, x_stride); break;
+        case 2: tile<2>(p, w, row, px, xt, x_stride); break;
+        default: tile<1>(p, w, row, px, xt, x_stride); break;
       }
     }
-    if (px < end) ragged_pixels(p, w, row, rows, px, end);
+    if (px < end) ragged_pixels(p, w, row, rows, px, end, x + (px - begin), x_stride);
+  }
+}
+
+// A tile reads 16 columns of every input row, rows `plane` floats apart. When that distance is a
+// multiple of 1-4 KB, the rows share a few of L1's sets (the set index is the address's bits
+// 6-11), more rows than the cache has ways evict each other, and every read of the reduction
+// misses L1: MobileNetV2's 16 -> 96 expansion at 64x64 (rows 16 KB apart) ran at 36 GFLOP/s,
+// 67 with its rows 64 bytes further apart. Such inputs are staged, a block of columns at a time,
+// into contiguous rows on the stack; the copy is one read of what the tiles read anyway.
+constexpr int64_t kStageFloats = 6144;  // 24 KB: half of L1, beside the weights and the output
+
+int64_t distinct_row_offsets(int64_t plane) {  // row starts with distinct addresses modulo 4 KB
+  const int64_t bytes = plane * static_cast<int64_t>(sizeof(float));
+  int64_t g = 4096, b = bytes % 4096;
+  while (b != 0) {
+    const int64_t t = g % b;
+    g = b;
+    b = t;
+  }
+  return 4096 / g;
+}
+
+// The columns staged per block: a task's kShortChunk, or 0 where staging measured no faster in
+// MobileNetV2's step: rows 1 KB apart (four offsets), fewer than 8 row blocks to share the copy
+// (the projections 32 -> 16 at 64x64 and 96 -> 24 at 32x32 lost 10 %), or a deep reduction whose
+// chunk would not fit (144 -> 24 at 32x32, 10 % slower staged in blocks of 32).
+int64_t stage_columns(const ShortProduct& p) {
+  if (distinct_row_offsets(p.plane) > 2 || p.depth <= 8 || p.rows < 8 * kShortRows ||
+      p.depth * kShortChunk > kStageFloats)
+    return 0;
+  return kShortChunk;
+}
+
+POCK_SIMD_CLONES void short_product_columns_impl(const ShortProduct& p, int64_t begin, int64_t end) {
+  const int64_t staged = stage_columns(p);
+  if (staged == 0) {
+    rows_of_columns(p, begin, end, p.in + begin, p.plane);
+    return;
+  }
+  alignas(64) float stage[kStageFloats];
+  for (int64_t c = begin; c < end; c += staged) {
+    const int64_t n = std::min(staged, end - c);
+    for (int64_t k = 0; k < p.depth; ++k) {
+      const float* from = p.in + k * p.plane + c;
+      float* to = stage + k * staged;
+      int64_t i = 0;
+      for (; i + 8 <= n; i += 8) store8(to + i, load8(from + i));
+      for (; i < n; ++i) to[i] = from[i];
+    }
+    rows_of_columns(p, c, c + n, stage, staged);
   }
 }
 

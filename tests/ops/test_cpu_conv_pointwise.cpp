@@ -1,8 +1,8 @@
 // The cpu backend's direct 1x1 tiles (kernels/cpu/conv_pointwise.cpp) against ref: the forward
 // with and without a bias, each fused activation, a frozen and a trainable weight, and the input
 // gradient, on shapes that leave ragged row blocks (output channels not a multiple of 6), ragged
-// pixels (planes not a multiple of 16), several 64-pixel tasks per image, and planes smaller than
-// one tile; one and two threads. The rule's choice is checked by the count of kernels made.
+// pixels (planes not a multiple of 16), several 64-pixel tasks per image, planes smaller than one
+// tile, and planes whose input is staged (rows 2 KB apart); one and two threads. The rule's choice is checked by the count of kernels made.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -52,6 +52,7 @@ TEST_CASE("cpu 1x1 direct tiles: Conv2d forward matches ref", "[ops][cpu][conv][
       pointwise(2, 24, 16, 16, 36), // MobileNetV2-like: 256 pixels, whole tiles only
       pointwise(2, 7, 3, 3, 11),    // 9 pixels: no whole tile at all
       pointwise(1, 40, 4, 4, 5),    // one image, one tile
+      pointwise(2, 12, 16, 32, 50), // rows 2 KB apart, 8+ row blocks: the input staged per task
   };
   for (int threads : {1, 2}) {
     for (const ConvShape& s : shapes) {
@@ -68,7 +69,8 @@ TEST_CASE("cpu 1x1 direct tiles: Conv2dGradInput matches ref", "[ops][cpu][grad]
   uint32_t seed = 7400;
   for (int threads : {1, 2}) {
     for (const ConvShape& s : {pointwise(2, 8, 6, 5, 16), pointwise(3, 13, 8, 9, 5), pointwise(2, 36, 16, 16, 24),
-                               pointwise(2, 11, 3, 3, 7), pointwise(1, 5, 4, 4, 40)}) {
+                               pointwise(2, 11, 3, 3, 7), pointwise(1, 5, 4, 4, 40),
+                               pointwise(1, 49, 32, 16, 10)}) {  // staged: 49 rows over 10, 2 KB apart
       check_tiles(named_pointwise(grad_input_case(s, false, seed += 2)), threads);
       check_tiles(named_pointwise(grad_input_case(s, true, seed += 2)), threads);
     }
