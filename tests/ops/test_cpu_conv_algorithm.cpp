@@ -73,6 +73,11 @@ const ConvShape kStrided{2, 8, 9, 9, 16, 3, 3, 1, {2, 2}, {1, 1, 1, 1}, {1, 1}};
 const ConvShape kPointwise{2, 16, 6, 5, 8, 1, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}};
 const ConvShape kDepthwise{2, 12, 9, 10, 12, 3, 3, 12, {2, 2}, {1, 1, 1, 1}, {1, 1}};  // channels-last, 25 pixels
 const ConvShape kDepthwiseWide{2, 6, 12, 12, 6, 3, 3, 6, {1, 1}, {1, 1, 1, 1}, {1, 1}};  // NCHW loops, 144 pixels
+// NCHW loops on rows padded by one whose output width is a multiple of 8: every column in vectors.
+const ConvShape kDepthwiseRows8{2, 5, 11, 8, 5, 3, 3, 5, {1, 1}, {1, 1, 1, 1}, {1, 1}};         // one vector a row
+const ConvShape kDepthwiseRows16{1, 3, 9, 16, 6, 3, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}};        // two, multiplier 2
+const ConvShape kDepthwiseRows24Stride2{2, 4, 19, 48, 4, 3, 3, 4, {2, 2}, {1, 1, 1, 1}, {1, 1}};  // stride 2, 3 vectors
+const ConvShape kDepthwiseRows8Stride2{1, 3, 24, 16, 3, 3, 3, 3, {2, 2}, {1, 1, 0, 0}, {1, 1}};   // no right/bottom pad
 
 }  // namespace
 
@@ -99,6 +104,10 @@ TEST_CASE("a named cpu algorithm runs Conv2d and matches ref", "[ops][cpu][conv]
     check(conv_forward_case(kDepthwise, false, "relu6", seed += 3), ConvAlgorithm::kDepthwise, threads);
     CHECK(cpu::depthwise_channels_last_testing::forward_kernels_made() == channels_last + 1);
     check(conv_forward_case(kDepthwiseWide, false, "none", seed += 3), ConvAlgorithm::kDepthwise, threads);
+    for (const ConvShape& rows : {kDepthwiseRows8, kDepthwiseRows16, kDepthwiseRows24Stride2, kDepthwiseRows8Stride2}) {
+      check(conv_forward_case(rows, false, "relu6", seed += 3), ConvAlgorithm::kDepthwise, threads);
+      check(conv_forward_case(rows, true, "none", seed += 3), ConvAlgorithm::kDepthwise, threads);
+    }
     CHECK(cpu::depthwise_channels_last_testing::forward_kernels_made() == channels_last + 1);
   }
 }
