@@ -1,12 +1,11 @@
 // Depthwise Conv2d (one input channel per group, any depth multiplier) directly on NCHW. The weight
 // is read on every run, so this is the path for a trainable depthwise weight; it needs no library.
-//   3x3, no dilation (MobileNet's layers): one pass per output row that reads three input rows and
-//     keeps the nine taps in registers. Where the row is padded by one column and its output width
-//     is a multiple of 8 (MobileNet's 64, 32, 16 and 8), every column is computed in 8-float
-//     vectors: the columns outside the row enter as zero lanes and stride 2 splits each pair of
-//     input vectors into even and odd columns. Elsewhere the columns whose window lies inside the
-//     row are one vector loop (a strided read at stride 2), the few at the edges a scalar loop.
-//     Bias and activation are applied before the row is stored.
+//   3x3, no dilation (MobileNet's layers) on rows padded by one whose output width is a multiple
+//     of 8: whole planes in vectors (depthwise_vector_rows.hpp).
+//   other 3x3 undilated windows: one pass per output row that reads three input rows and keeps the
+//     nine taps in registers; the columns whose window lies inside the row are one vector loop (a
+//     strided read at stride 2), the few at the edges a scalar loop. Bias and activation are
+//     applied before the row is stored.
 //   anything else: every output plane is its bias plus, per tap, a scaled and shifted copy of one
 //     input plane, vectorized along the row (a gather when strided).
 #include <algorithm>
@@ -17,16 +16,11 @@
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/simd.hpp"
 #include "kernels/cpu/thread_pool.hpp"
-#include "kernels/cpu/vec8.hpp"
+#include "kernels/cpu/depthwise_vector_rows.hpp"
 
 namespace pock::cpu {
 namespace {
 
-#pragma GCC diagnostic ignored "-Wpsabi"  // the Vec8 helpers below are inlined (vec8.hpp)
-using simd::load8;
-using simd::store8;
-using simd::Vec8;
-using Lanes = int32_t __attribute__((vector_size(32)));
 
 // y[i] += w * x[i * stride] for i in [0, n).
 POCK_SIMD_CLONES void scaled_accumulate(float w, const float* x, int64_t stride, float* y, int64_t n) {
@@ -86,74 +80,6 @@ POCK_SIMD_CLONES void row3x3_stride2(const float* r0, const float* r1, const flo
   row3x3_blocks<2>(r0, r1, r2, w, bias, c, y, n);
 }
 
-POCK_SIMD_INLINE Vec8 splat8(float f) { return Vec8{} + f; }
-
-// {before, v0, ..., v6} and {v1, ..., v7, after}: a row's vector one column to the left or right.
-POCK_SIMD_INLINE Vec8 shift_right(Vec8 v, float before) {
-  return __builtin_shuffle(v, splat8(before), Lanes{8, 0, 1, 2, 3, 4, 5, 6});
-}
-POCK_SIMD_INLINE Vec8 shift_left(Vec8 v, float after) {
-  return __builtin_shuffle(v, splat8(after), Lanes{1, 2, 3, 4, 5, 6, 7, 8});
-}
-
-// NaN passes both selects, as through the activation kernels.
-POCK_SIMD_INLINE Vec8 clamp8(Vec8 v, Vec8 lo, Vec8 hi) {
-  v = v < lo ? lo : v;
-  return v > hi ? hi : v;
-}
-
-// Output columns [x, x + 8) of a 3x3 window at stride 1, pad 1, over rows of `width` columns:
-// column x - 1 or x + 8 outside the row reads as zero.
-template <bool kLeftEdge, bool kRightEdge>
-POCK_SIMD_INLINE Vec8 window_stride1(const float* const* rows, const float* w, Vec8 acc, int64_t x) {
-#pragma GCC unroll 3
-  for (int ky = 0; ky < 3; ++ky) {
-    const float* r = rows[ky] + x;
-    const Vec8 mid = load8(r);
-    const Vec8 left = kLeftEdge ? shift_right(mid, 0.0f) : load8(r - 1);
-    const Vec8 right = kRightEdge ? shift_left(mid, 0.0f) : load8(r + 1);
-    acc += w[3 * ky] * left + w[3 * ky + 1] * mid + w[3 * ky + 2] * right;
-  }
-  return acc;
-}
-
-// A whole output row of a 3x3 window at stride 1, pad 1, `width` a multiple of 8.
-POCK_SIMD_CLONES void row3x3_vectors_stride1(const float* r0, const float* r1, const float* r2, const float* w,
-                                             float bias, Clamp c, float* y, int64_t width) {
-  const float* rows[3] = {r0, r1, r2};
-  const Vec8 b = splat8(bias), lo = splat8(c.lo), hi = splat8(c.hi);
-  if (width == 8) {
-    store8(y, clamp8(window_stride1<true, true>(rows, w, b, 0), lo, hi));
-    return;
-  }
-  store8(y, clamp8(window_stride1<true, false>(rows, w, b, 0), lo, hi));
-  int64_t x = 8;
-  for (; x + 8 < width; x += 8) store8(y + x, clamp8(window_stride1<false, false>(rows, w, b, x), lo, hi));
-  store8(y + x, clamp8(window_stride1<false, true>(rows, w, b, x), lo, hi));
-}
-
-// A whole output row of a 3x3 window at stride 2, pad 1 on the left, over input rows of twice the
-// output's `width` (a multiple of 8): output column o reads input columns 2o - 1, 2o and 2o + 1,
-// the odd columns moved one lane right with the column before the block (zero at the row's start).
-POCK_SIMD_CLONES void row3x3_vectors_stride2(const float* r0, const float* r1, const float* r2, const float* w,
-                                             float bias, Clamp c, float* y, int64_t width) {
-  const float* rows[3] = {r0, r1, r2};
-  const Vec8 lo = splat8(c.lo), hi = splat8(c.hi);
-  for (int64_t x = 0; x < width; x += 8) {
-    Vec8 acc = splat8(bias);
-#pragma GCC unroll 3
-    for (int ky = 0; ky < 3; ++ky) {
-      const float* r = rows[ky] + 2 * x;
-      const Vec8 a = load8(r), b = load8(r + 8);
-      const Vec8 even = __builtin_shuffle(a, b, Lanes{0, 2, 4, 6, 8, 10, 12, 14});
-      const Vec8 odd = __builtin_shuffle(a, b, Lanes{1, 3, 5, 7, 9, 11, 13, 15});
-      const Vec8 before = shift_right(odd, x == 0 ? 0.0f : r[-1]);
-      acc += w[3 * ky] * before + w[3 * ky + 1] * even + w[3 * ky + 2] * odd;
-    }
-    store8(y + x, clamp8(acc, lo, hi));
-  }
-}
-
 // Smallest integer >= a / b for b > 0 (C++ division truncates toward zero).
 int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
@@ -167,7 +93,7 @@ class DepthwiseConv final : public ConvKernel {
       inner_begin_ = std::min(g.out_w, ceil_div(g.pad_left, g.stride_w));
       inner_end_ = std::max(inner_begin_, std::min(g.out_w, (g.in_w - 3 + g.pad_left) / g.stride_w + 1));
       if (g.in_w + g.pad_left < 3) inner_end_ = inner_begin_;
-      whole_row_vectors_ = g.pad_left == 1 && g.out_w % 8 == 0 && g.in_w == g.out_w * g.stride_w;
+      vector_planes_ = depthwise_vector_rows_take(g);
     }
   }
 
@@ -185,7 +111,9 @@ class DepthwiseConv final : public ConvKernel {
         const float* x_plane = x + (n * g_.in_channels + channel) * g_.in_plane();
         const float* w_plane = w + o * g_.kernel_h * g_.kernel_w;
         float* plane = y + p * g_.out_plane();
-        if (three_by_three_) {
+        if (vector_planes_) {
+          depthwise_vector_plane(g_, x_plane, w_plane, bias ? bias[o] : 0.0f, clamp_of(g_.activation), plane);
+        } else if (three_by_three_) {
           output_plane_3x3(x_plane, w_plane, bias ? bias[o] : 0.0f, plane);
         } else {
           output_plane(x_plane, w_plane, bias ? bias[o] : 0.0f, plane);
@@ -210,14 +138,6 @@ class DepthwiseConv final : public ConvKernel {
         for (int64_t kx = 0; kx < 3; ++kx) taps[ky * 3 + kx] = inside ? w[ky * 3 + kx] : 0.0f;
       }
       float* y_row = y + oy * g_.out_w;
-      if (whole_row_vectors_) {
-        if (g_.stride_w == 1) {
-          row3x3_vectors_stride1(rows[0], rows[1], rows[2], taps, bias, c, y_row, g_.out_w);
-        } else {
-          row3x3_vectors_stride2(rows[0], rows[1], rows[2], taps, bias, c, y_row, g_.out_w);
-        }
-        continue;
-      }
       if (inner_end_ > inner_begin_) {
         const int64_t at = inner_begin_ * g_.stride_w - g_.pad_left;
         const int64_t n = inner_end_ - inner_begin_;
@@ -265,7 +185,7 @@ class DepthwiseConv final : public ConvKernel {
   pthreadpool_t pool_;
   bool three_by_three_ = false;  // the row-at-a-time 3x3 loops run it
   int64_t inner_begin_ = 0, inner_end_ = 0;  // output columns the 3x3 vector loop computes
-  bool whole_row_vectors_ = false;           // row3x3_vectors_stride1/2 compute every column
+  bool vector_planes_ = false;               // depthwise_vector_rows.hpp computes every column
 };
 
 }  // namespace

@@ -78,6 +78,7 @@ const ConvShape kDepthwiseRows8{2, 5, 11, 8, 5, 3, 3, 5, {1, 1}, {1, 1, 1, 1}, {
 const ConvShape kDepthwiseRows16{1, 3, 9, 16, 6, 3, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}};        // two, multiplier 2
 const ConvShape kDepthwiseRows24Stride2{2, 4, 19, 48, 4, 3, 3, 4, {2, 2}, {1, 1, 1, 1}, {1, 1}};  // stride 2, 3 vectors
 const ConvShape kDepthwiseRows8Stride2{1, 3, 24, 16, 3, 3, 3, 3, {2, 2}, {1, 1, 0, 0}, {1, 1}};   // no right/bottom pad
+const ConvShape kDepthwiseRows32{2, 3, 5, 32, 3, 3, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}};          // four vectors a row
 
 }  // namespace
 
@@ -104,7 +105,8 @@ TEST_CASE("a named cpu algorithm runs Conv2d and matches ref", "[ops][cpu][conv]
     check(conv_forward_case(kDepthwise, false, "relu6", seed += 3), ConvAlgorithm::kDepthwise, threads);
     CHECK(cpu::depthwise_channels_last_testing::forward_kernels_made() == channels_last + 1);
     check(conv_forward_case(kDepthwiseWide, false, "none", seed += 3), ConvAlgorithm::kDepthwise, threads);
-    for (const ConvShape& rows : {kDepthwiseRows8, kDepthwiseRows16, kDepthwiseRows24Stride2, kDepthwiseRows8Stride2}) {
+    for (const ConvShape& rows :
+         {kDepthwiseRows8, kDepthwiseRows16, kDepthwiseRows32, kDepthwiseRows24Stride2, kDepthwiseRows8Stride2}) {
       check(conv_forward_case(rows, false, "relu6", seed += 3), ConvAlgorithm::kDepthwise, threads);
       check(conv_forward_case(rows, true, "none", seed += 3), ConvAlgorithm::kDepthwise, threads);
     }
@@ -133,6 +135,11 @@ TEST_CASE("a named cpu algorithm runs Conv2dGradInput and matches ref", "[ops][c
     check(grad_input_case(kDepthwise, false, seed += 2), ConvAlgorithm::kDepthwise, threads);
     CHECK(cpu::depthwise_channels_last_testing::gradient_kernels_made() == channels_last + 1);
     check(grad_input_case(kDepthwiseWide, false, seed += 2), ConvAlgorithm::kDepthwise, threads);
+    // Stride 1, padded by one: dx through the forward's vector planes with the taps turned.
+    for (const ConvShape& rows : {kDepthwiseRows8, kDepthwiseRows32, kDepthwiseRows16, kDepthwiseRows24Stride2}) {
+      check(grad_input_case(rows, false, seed += 2), ConvAlgorithm::kDepthwise, threads);
+      check(grad_input_case(rows, true, seed += 2), ConvAlgorithm::kDepthwise, threads);
+    }
     CHECK(cpu::depthwise_channels_last_testing::gradient_kernels_made() == channels_last + 1);
   }
 }

@@ -176,8 +176,9 @@ TEST_CASE("cpu Conv2d forward: depthwise onto small planes (channels-last when t
   // Output planes of 64 pixels or less (conv_depthwise_nhwc.cpp): channel counts that leave vector
   // tails, stride 1 and 2, 5x5, asymmetric padding, the 8x8 -> 4x4 layer of MobileNetV2 — each
   // run channels-last at least with its trainable weight, on one and two threads — and a plane
-  // just past the limit (the row loops or XNNPACK, never channels-last).
-  for (const Case& k : {Case{2, 37, 8, 8, 37, 3, 1, 37, {1, 1, 1, 1}, "relu6"},
+  // just past the limit (the row loops or XNNPACK, never channels-last). Rows padded by one whose
+  // output width is a multiple of 8 run the NCHW vector planes instead (depthwise_vector_rows.hpp).
+  for (const Case& k : {Case{2, 37, 8, 7, 37, 3, 1, 37, {1, 1, 1, 1}, "relu6"},
                         Case{3, 20, 4, 4, 20, 3, 1, 20, {1, 1, 1, 1}, "none"},
                         Case{2, 17, 16, 16, 17, 3, 2, 17, {0, 1, 1, 0}, "relu"},
                         Case{1, 9, 7, 5, 9, 5, 1, 9, {2, 1, 2, 3}, "relu6"},

@@ -16,6 +16,7 @@
 #include "kernels/cpu/conv_winograd.hpp"
 #include "kernels/cpu/cpu_families.hpp"
 #include "kernels/cpu/cpu_util.hpp"
+#include "kernels/cpu/depthwise_vector_rows.hpp"
 #include "kernels/params/conv.hpp"
 
 namespace pock::cpu {
@@ -61,10 +62,13 @@ using Maker = std::unique_ptr<ConvKernel> (*)(const pock_op_desc&, const ConvGeo
 //     32x32 1.00 -> 0.86 ms; on two, 1.54 -> 0.89 and 0.80 -> 0.43 ms. Deeper reductions keep
 //     sgemm, which AVX-512 runs twice as wide; on that AVX2 CPU the tiles won there too (576->96 at
 //     8x8: 0.73 -> 0.62 ms), which `pockc tune` finds per machine.
-//   depthwise 3x3 on rows of at least 32 columns: the direct row loops (conv_depthwise.cpp).
-//     96 channels at 64x64 stride 2: 0.9 ms against 2.3 ms; 144 at 32x32 stride 1: 0.8 against
-//     1.5 ms. On smaller planes XNNPACK stays ahead (192 at 16x16: 0.40 against 0.57 ms; 960 at
-//     4x4: 0.10 against 0.43 ms): the row loops are too short there.
+//   depthwise 3x3 on rows of at least 32 columns, or padded by one with an output width that is a
+//     multiple of 8: the direct loops (conv_depthwise.cpp; the latter whole planes in vectors,
+//     depthwise_vector_rows.hpp). 96 channels at 64x64 stride 2: 0.9 ms against 2.3 ms; 144 at
+//     32x32 stride 1: 0.8 against 1.5 ms. With the vector planes (one core of an AVX2 AMD EPYC,
+//     pockc tune, batch 8): 384 at 8x8 0.11 against XNNPACK's 0.18 ms, 576 at 8x8 0.16 against
+//     0.34 ms, 192 at 16x16 stride 2 0.08 against 0.19 ms. On other small planes XNNPACK stays
+//     ahead (960 at 4x4: 0.10 against 0.43 ms): the row loops are too short there.
 //   dense, one thread, a deep window (C*kh*kw >= 2048) on a small output (<= 64 pixels): im2col,
 //     whose sgemm then beats XNNPACK by 10-15 % (ResNet-18's 256 channels at 8x8: 5.0 against
 //     5.8 ms; 512 at 4x4: 7.6 against 8.5 ms). On two threads XNNPACK wins these too (3.8 against
@@ -80,7 +84,7 @@ using Maker = std::unique_ptr<ConvKernel> (*)(const pock_op_desc&, const ConvGeo
 std::vector<Maker> other_ways_for(const ConvGeometry& g, int32_t num_threads) {
   if (pointwise_preferred(g, ConvDirection::kForward)) return {make_pointwise_conv, make_im2col_conv, make_xnnpack_conv};
   if (is_pointwise(g)) return {make_im2col_conv, make_xnnpack_conv};
-  if (g.is_depthwise() && g.kernel_h == 3 && g.kernel_w == 3 && g.in_w >= 32) {
+  if (g.is_depthwise() && g.kernel_h == 3 && g.kernel_w == 3 && (g.in_w >= 32 || depthwise_vector_rows_take(g))) {
     return {make_depthwise_conv, make_xnnpack_conv, make_im2col_conv};
   }
   if (num_threads == 1 && g.groups == 1 && g.in_channels * g.kernel_h * g.kernel_w >= 2048 && g.out_plane() <= 64) {
