@@ -50,7 +50,7 @@ class Im2colConv final : public ConvKernel {
     }
     if (pointwise_) return Status::ok();
     const size_t packed = direct_ ? packed_short_rows_floats(g_.out_channels, rows_) : 0;
-    return scope_->reserve_scratch((static_cast<size_t>(rows_ * g_.out_plane()) + packed) * sizeof(float),
+    return scope_->reserve_scratch((static_cast<size_t>(rows_ * cols_stride()) + packed) * sizeof(float),
                                    "Conv2d im2col scratch");
   }
 
@@ -113,10 +113,13 @@ class Im2colConv final : public ConvKernel {
     scatter_planes(ys, y, g_.batch, g_.out_channels, plane, pool_);
   }
 
+  // The unfolded rows' stride: for the direct tiles, apart enough not to share L1's sets.
+  int64_t cols_stride() const { return direct_ ? short_product_input_stride(g_.out_plane()) : g_.out_plane(); }
+
   // Per image: unfold, then the direct tiles with the bias and activation fused.
   void run_direct(const float* x, const float* w, const float* bias, float* y) const {
     const int64_t plane = g_.out_plane();
-    float* packed = cols() + rows_ * plane;
+    float* packed = cols() + rows_ * cols_stride();
     pack_short_rows(w, rows_, 1, g_.out_channels, rows_, packed);
     ShortProduct p = short_product_packed(packed, rows_);
     const Clamp clamp = clamp_of(g_.activation);
@@ -127,8 +130,9 @@ class Im2colConv final : public ConvKernel {
     p.rows = g_.out_channels;
     p.depth = rows_;
     p.plane = plane;
+    p.in_stride = cols_stride();
     for (int64_t n = 0; n < g_.batch; ++n) {
-      im2col(g_, x + n * g_.in_channels * g_.in_plane(), cols(), pool_);
+      im2col(g_, x + n * g_.in_channels * g_.in_plane(), cols(), pool_, p.in_stride);
       p.out = y + n * g_.out_channels * plane;
       run_short_product(p, pool_);
     }

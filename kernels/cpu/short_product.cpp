@@ -106,8 +106,10 @@ int64_t distinct_row_offsets(int64_t plane) {  // row starts with distinct addre
 // MobileNetV2's step: rows 1 KB apart (four offsets), fewer than 8 row blocks to share the copy
 // (the projections 32 -> 16 at 64x64 and 96 -> 24 at 32x32 lost 10 %), or a deep reduction whose
 // chunk would not fit (144 -> 24 at 32x32, 10 % slower staged in blocks of 32).
+int64_t input_stride(const ShortProduct& p) { return p.in_stride ? p.in_stride : p.plane; }
+
 int64_t stage_columns(const ShortProduct& p) {
-  if (distinct_row_offsets(p.plane) > 2 || p.depth <= 8 || p.rows < 8 * kShortRows ||
+  if (distinct_row_offsets(input_stride(p)) > 2 || p.depth <= 8 || p.rows < 8 * kShortRows ||
       p.depth * kShortChunk > kStageFloats)
     return 0;
   return kShortChunk;
@@ -116,14 +118,14 @@ int64_t stage_columns(const ShortProduct& p) {
 POCK_SIMD_CLONES void short_product_columns_impl(const ShortProduct& p, int64_t begin, int64_t end) {
   const int64_t staged = stage_columns(p);
   if (staged == 0) {
-    rows_of_columns(p, begin, end, p.in + begin, p.plane);
+    rows_of_columns(p, begin, end, p.in + begin, input_stride(p));
     return;
   }
   alignas(64) float stage[kStageFloats];
   for (int64_t c = begin; c < end; c += staged) {
     const int64_t n = std::min(staged, end - c);
     for (int64_t k = 0; k < p.depth; ++k) {
-      const float* from = p.in + k * p.plane + c;
+      const float* from = p.in + k * input_stride(p) + c;
       float* to = stage + k * staged;
       int64_t i = 0;
       for (; i + 8 <= n; i += 8) store8(to + i, load8(from + i));
@@ -134,6 +136,10 @@ POCK_SIMD_CLONES void short_product_columns_impl(const ShortProduct& p, int64_t 
 }
 
 }  // namespace
+
+int64_t short_product_input_stride(int64_t plane) {
+  return distinct_row_offsets(plane) > 2 ? plane : plane + 64 / static_cast<int64_t>(sizeof(float));
+}
 
 void short_product_columns(const ShortProduct& p, int64_t begin, int64_t end) {
   short_product_columns_impl(p, begin, end);

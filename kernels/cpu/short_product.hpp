@@ -30,9 +30,10 @@ struct ShortProduct {
   const float* a;
   int64_t block_stride, row_stride, depth_stride;
   const float* bias;  // [rows] or null
-  const float* in;    // [depth][plane]
+  const float* in;    // [depth][in_stride]: its rows in_stride floats apart (0: plane)
   float* out;         // [rows][plane]
   int64_t rows, depth, plane;
+  int64_t in_stride;
   float lo, hi;  // the fused activation as a clamp (activation_epilogue.hpp)
 };
 
@@ -54,6 +55,11 @@ inline ShortProduct short_product_packed(const float* packed, int64_t depth) {
   p.block_stride = depth * kShortRows;
   return p;
 }
+
+// A row stride for a scratch copy of `plane` columns whose rows spread over L1's sets: rows a
+// multiple of 2 KB apart share a few sets and evict each other inside a tile (see
+// short_product.cpp), so such a plane gets one more cache line per row.
+int64_t short_product_input_stride(int64_t plane);
 
 // Every output row of columns [begin, end), on the calling thread.
 void short_product_columns(const ShortProduct& p, int64_t begin, int64_t end);

@@ -104,10 +104,12 @@ TEST_CASE("cpu 1x1 rule: short reductions take the direct tiles, deep ones sgemm
 TEST_CASE("cpu im2col with a short reduction runs the direct tiles on the unfolded columns",
           "[ops][cpu][conv][pointwise]") {
   // MobileNet-like stems: 3x3 stride 2 on 3 channels (27 rows), 5x5 on 2 (50 rows); output planes
-  // of 100 and 64+ pixels with ragged tiles, one image each so that the batched GEMM is not taken.
+  // of 100 and 64+ pixels with ragged tiles, one image each so that the batched GEMM is not taken;
+  // and a 32x16 output plane (2 KB rows), whose unfolded rows get a padded stride.
   uint32_t seed = 7700;
   const ConvShape stems[] = {{1, 3, 20, 20, 16, 3, 3, 1, {2, 2}, {1, 1, 1, 1}, {1, 1}},
-                             {1, 2, 13, 14, 7, 5, 5, 1, {1, 1}, {2, 2, 2, 2}, {1, 1}}};
+                             {1, 2, 13, 14, 7, 5, 5, 1, {1, 1}, {2, 2, 2, 2}, {1, 1}},
+                             {2, 3, 64, 32, 13, 3, 3, 1, {2, 2}, {1, 1, 1, 1}, {1, 1}}};
   for (int threads : {1, 2}) {
     for (const ConvShape& s : stems) {
       for (bool frozen_weight : {false, true}) {
