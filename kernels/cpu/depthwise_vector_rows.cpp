@@ -9,7 +9,6 @@ namespace {
 using simd::load8;
 using simd::store8;
 using simd::Vec8;
-using Lanes = int32_t __attribute__((vector_size(32)));
 
 struct Taps {
   Vec8 t[9];
@@ -20,10 +19,10 @@ POCK_SIMD_INLINE Vec8 splat8(float f) { return Vec8{} + f; }
 
 // {before, v0, ..., v6} and {v1, ..., v7, after}: a row's vector one column to the left or right.
 POCK_SIMD_INLINE Vec8 shift_right(Vec8 v, float before) {
-  return __builtin_shuffle(v, splat8(before), Lanes{8, 0, 1, 2, 3, 4, 5, 6});
+  return __builtin_shufflevector(v, splat8(before), 8, 0, 1, 2, 3, 4, 5, 6);
 }
 POCK_SIMD_INLINE Vec8 shift_left(Vec8 v, float after) {
-  return __builtin_shuffle(v, splat8(after), Lanes{1, 2, 3, 4, 5, 6, 7, 8});
+  return __builtin_shufflevector(v, splat8(after), 1, 2, 3, 4, 5, 6, 7, 8);
 }
 
 // NaN passes both selects, as through the activation kernels.
@@ -66,9 +65,9 @@ POCK_SIMD_INLINE void row_stride1(const float* r, int64_t width, const Taps& k, 
 // columns in the order of outputs {0, 1, 4, 5, 2, 3, 6, 7} of the block, and the same shuffle of
 // the vectors one column earlier gives the odd columns 2o - 1 in that order: every tap row works in
 // that order, and the block's sum is put back in column order once, before it is stored.
-POCK_SIMD_INLINE Vec8 even_lanes(Vec8 a, Vec8 b) { return __builtin_shuffle(a, b, Lanes{0, 2, 8, 10, 4, 6, 12, 14}); }
-POCK_SIMD_INLINE Vec8 odd_lanes(Vec8 a, Vec8 b) { return __builtin_shuffle(a, b, Lanes{1, 3, 9, 11, 5, 7, 13, 15}); }
-POCK_SIMD_INLINE Vec8 in_column_order(Vec8 v) { return __builtin_shuffle(v, Lanes{0, 1, 4, 5, 2, 3, 6, 7}); }
+POCK_SIMD_INLINE Vec8 even_lanes(Vec8 a, Vec8 b) { return __builtin_shufflevector(a, b, 0, 2, 8, 10, 4, 6, 12, 14); }
+POCK_SIMD_INLINE Vec8 odd_lanes(Vec8 a, Vec8 b) { return __builtin_shufflevector(a, b, 1, 3, 9, 11, 5, 7, 13, 15); }
+POCK_SIMD_INLINE Vec8 in_column_order(Vec8 v) { return __builtin_shufflevector(v, v, 0, 1, 4, 5, 2, 3, 6, 7); }
 
 // Tap row ky's contribution to output columns [x, x + 8), in the order above; at the row's start
 // (kLeftEdge) column -1 is zero.
