@@ -14,9 +14,10 @@
 #include "kernels/cpu/activation_epilogue.hpp"
 #include "kernels/cpu/conv_kernel.hpp"
 #include "kernels/cpu/cpu_util.hpp"
+#include "kernels/cpu/depthwise_vector_rows.hpp"
 #include "kernels/cpu/simd.hpp"
 #include "kernels/cpu/thread_pool.hpp"
-#include "kernels/cpu/depthwise_vector_rows.hpp"
+#include "runtime/mapped_file.hpp"
 
 namespace pock::cpu {
 namespace {
@@ -127,14 +128,16 @@ class DepthwiseConv final : public ConvKernel {
  private:
   void output_plane_3x3(const float* x, const float* w, float bias, float* y) const {
     const Clamp c = clamp_of(g_.activation);
+    const float* zeros = reinterpret_cast<const float*>(zero_row_.data());
     for (int64_t oy = 0; oy < g_.out_h; ++oy) {
-      // The three input rows; one in the padding reads row 0 with zero weights.
+      // The three input rows; one in the padding reads a row of zeros with zero weights (not a row
+      // of the input, whose infinity or NaN times zero would reach an output that does not read it).
       const float* rows[3];
       float taps[9];
       for (int64_t ky = 0; ky < 3; ++ky) {
         const int64_t iy = oy * g_.stride_h - g_.pad_top + ky;
         const bool inside = iy >= 0 && iy < g_.in_h;
-        rows[ky] = x + (inside ? iy : 0) * g_.in_w;
+        rows[ky] = inside ? x + iy * g_.in_w : zeros;
         for (int64_t kx = 0; kx < 3; ++kx) taps[ky * 3 + kx] = inside ? w[ky * 3 + kx] : 0.0f;
       }
       float* y_row = y + oy * g_.out_w;
@@ -181,8 +184,19 @@ class DepthwiseConv final : public ConvKernel {
     }
   }
 
+ public:
+  // The row of zeros output_plane_3x3 reads for a row in the padding, allocated at prepare.
+  Status init() {
+    if (!three_by_three_ || vector_planes_) return Status::ok();
+    POCK_RETURN_IF_ERROR(zero_row_.allocate(static_cast<size_t>(g_.in_w) * sizeof(float), "Conv2d depthwise zero row"));
+    std::fill_n(reinterpret_cast<float*>(zero_row_.data()), g_.in_w, 0.0f);
+    return Status::ok();
+  }
+
+ private:
   ConvGeometry g_;
   pthreadpool_t pool_;
+  AlignedBuffer zero_row_;
   bool three_by_three_ = false;  // the row-at-a-time 3x3 loops run it
   int64_t inner_begin_ = 0, inner_end_ = 0;  // output columns the 3x3 vector loop computes
   bool vector_planes_ = false;               // depthwise_vector_rows.hpp computes every column
@@ -194,8 +208,13 @@ std::unique_ptr<ConvKernel> make_depthwise_conv(const pock_op_desc& op, const Co
                                                 Status* status) {
   *status = Status::ok();
   if (!g.is_depthwise()) return nullptr;
-  auto conv = std::unique_ptr<ConvKernel>(new (std::nothrow) DepthwiseConv(g, op.num_threads));
-  if (!conv) *status = Status(Code::kOutOfMemory, "Conv2d depthwise state");
+  auto conv = std::unique_ptr<DepthwiseConv>(new (std::nothrow) DepthwiseConv(g, op.num_threads));
+  if (!conv) {
+    *status = Status(Code::kOutOfMemory, "Conv2d depthwise state");
+    return nullptr;
+  }
+  *status = conv->init();
+  if (!status->is_ok()) return nullptr;
   return conv;
 }
 

@@ -8,6 +8,7 @@
 // the same op with it on ref).
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -141,6 +142,28 @@ TEST_CASE("a named cpu algorithm runs Conv2dGradInput and matches ref", "[ops][c
       check(grad_input_case(rows, true, seed += 2), ConvAlgorithm::kDepthwise, threads);
     }
     CHECK(cpu::depthwise_channels_last_testing::gradient_kernels_made() == channels_last + 1);
+  }
+}
+
+TEST_CASE("the depthwise loops: a NaN or infinity reaches exactly the outputs whose window reads it",
+          "[ops][cpu][conv][conv_algorithm]") {
+  // Non-finite values on the first and last rows and columns of a plane, where the vector planes
+  // bring zero lanes in and the row loops read padding rows through zero taps: an output whose
+  // window covers only padding there must stay finite, as in ref.
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  uint32_t seed = 9500;
+  for (const ConvShape& s : {kDepthwiseRows8, kDepthwiseRows32, kDepthwiseRows24Stride2, kDepthwiseWide}) {
+    for (bool gradient : {false, true}) {
+      OpCase c = gradient ? grad_input_case(s, false, seed += 2) : conv_forward_case(s, false, "none", seed += 3);
+      // The image input: x forward, dy for the input gradient (whose planes are the output's).
+      const int64_t rows = gradient ? s.out_h() : s.height, cols = gradient ? s.out_w() : s.width;
+      std::vector<float>& v = c.inputs[0].values;
+      v[0] = nan;                                  // image 0, channel 0: top-left corner
+      v[(rows - 1) * cols + cols - 1] = inf;       // its bottom-right corner
+      v[rows * cols + cols - 1] = -inf;            // channel 1: top-right corner
+      v[2 * rows * cols + (rows - 1) * cols] = nan;  // channel 2: bottom-left corner
+      check(c, ConvAlgorithm::kDepthwise, 1);
+    }
   }
 }
 

@@ -269,6 +269,7 @@ inline std::string mismatch(const std::vector<float>& got, const std::vector<flo
   double worst_excess = 0.0;
   for (size_t i = 0; i < got.size(); ++i) {
     if (std::isnan(got[i]) && std::isnan(want[i])) continue;  // NaN in, NaN out: as ref
+    if (std::isinf(got[i]) && got[i] == want[i]) continue;     // the same infinity as ref
     const double err = std::fabs(static_cast<double>(got[i]) - want[i]);
     const double excess = err - tolerance * (std::fabs(want[i]) + 1.0);
     if (!(excess <= 0.0) && !(excess < worst_excess)) {  // NaN counts as a mismatch
