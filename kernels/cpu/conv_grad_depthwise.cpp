@@ -336,16 +336,16 @@ int64_t taps(const ConvGeometry& g) { return g.kernel_h * g.kernel_w; }
 
 
 // dx: one task per input plane (n, c); the plane sums the taps of every output channel of c.
-// A 3x3 stride-1 window padded by one on every side (MobileNet's) is its own adjoint with the taps
-// turned by 180 degrees: dx is then the forward's whole-plane vector loops over dy
-// (depthwise_vector_rows.hpp), which beat the polyphase loops on MobileNetV2's 8x8 planes.
+// MobileNet's 3x3 windows padded by one, at stride 1 or 2, take whole-plane vector loops
+// (depthwise_vector_rows.hpp), which beat the polyphase loops: 8x8 planes at stride 1 about 2x
+// (there the channels-last copies ran them), the 64x64 stride-2 layer several times.
 class DepthwiseConvGradInput final : public ConvKernel {
  public:
   DepthwiseConvGradInput(const ConvGeometry& g, int32_t num_threads, const DepthwiseGradLoops& loops)
       : g_(g),
         pool_(thread_pool_for(num_threads)),
         loops_(loops),
-        turned_window_(depthwise_vector_rows_take_input_gradient(g)) {}
+        vector_planes_(depthwise_vector_rows_take_input_gradient(g)) {}
 
   bool ready() const { return true; }
 
@@ -361,10 +361,8 @@ class DepthwiseConvGradInput final : public ConvKernel {
         const float* dy_plane = dy + (n * g_.out_channels + ch * multiplier) * g_.out_plane();
         const float* w_plane = w + ch * multiplier * taps(g_);
         float* dx_plane = dx + static_cast<int64_t>(p) * g_.in_plane();
-        if (turned_window_) {
-          float turned[9];
-          for (int t = 0; t < 9; ++t) turned[t] = w_plane[8 - t];
-          depthwise_vector_plane(g_, dy_plane, turned, 0.0f, Clamp{-__builtin_inff(), __builtin_inff()}, dx_plane);
+        if (vector_planes_) {
+          depthwise_vector_input_gradient_plane(g_, dy_plane, w_plane, dx_plane);
         } else {
           loops_.input_plane(g_, dy_plane, w_plane, dx_plane);
         }
@@ -377,7 +375,7 @@ class DepthwiseConvGradInput final : public ConvKernel {
   ConvGeometry g_;
   pthreadpool_t pool_;
   DepthwiseGradLoops loops_;
-  bool turned_window_;  // dx through depthwise_vector_plane with the taps turned
+  bool vector_planes_;  // dx through depthwise_vector_input_gradient_plane
 };
 
 // dw: one task per output channel; each tap is a sum over the batch, kept in double in sums_

@@ -131,6 +131,47 @@ POCK_SIMD_CLONES void plane_stride2(const float* x, const float* taps, float bia
   }
 }
 
+// The input gradient at stride 2 (pad 1 on top and left), by the parity of dx's coordinates: with
+// a = dy[i][j..j+8), a1 = dy[i][j+1..j+9) (zero past the row), b and b1 the same of row i + 1
+// (zero past the plane), and w the taps,
+//   dx[2i][2j]       = w11 a
+//   dx[2i][2j+1]     = w10 a1 + w12 a
+//   dx[2i+1][2j]     = w01 b + w21 a
+//   dx[2i+1][2j+1]   = w00 b1 + w02 b + w20 a1 + w22 a
+// and each pair of parities is interleaved into 16 consecutive columns.
+POCK_SIMD_INLINE void store_interleaved(float* to, Vec8 even, Vec8 odd) {
+  store8(to, __builtin_shufflevector(even, odd, 0, 8, 1, 9, 2, 10, 3, 11));
+  store8(to + 8, __builtin_shufflevector(even, odd, 4, 12, 5, 13, 6, 14, 7, 15));
+}
+
+// The dy row pair's vectors at columns [j, j + 8) and one column on.
+template <bool kRightEdge>
+POCK_SIMD_INLINE void gradient_block(const float* a_row, const float* b_row, const Vec8* t, int64_t j, float* dx_even,
+                                     float* dx_odd) {
+  const Vec8 a = load8(a_row + j), a1 = kRightEdge ? shift_left(a, 0.0f) : load8(a_row + j + 1);
+  store_interleaved(dx_even + 2 * j, t[4] * a, t[3] * a1 + t[5] * a);
+  if (!dx_odd) return;
+  const Vec8 b = b_row ? load8(b_row + j) : Vec8{};
+  const Vec8 b1 = !b_row ? Vec8{} : kRightEdge ? shift_left(b, 0.0f) : load8(b_row + j + 1);
+  store_interleaved(dx_odd + 2 * j, t[1] * b + t[7] * a, t[0] * b1 + t[2] * b + t[6] * a1 + t[8] * a);
+}
+
+POCK_SIMD_CLONES void input_gradient_stride2(const float* dy, const float* taps, float* dx, int64_t height,
+                                             int64_t width, int64_t in_height) {
+  Vec8 t[9];
+  for (int i = 0; i < 9; ++i) t[i] = splat8(taps[i]);
+  const int64_t in_width = 2 * width;
+  for (int64_t i = 0; i < height; ++i) {
+    const float* a_row = dy + i * width;
+    const float* b_row = i + 1 < height ? a_row + width : nullptr;
+    float* dx_even = dx + 2 * i * in_width;
+    float* dx_odd = 2 * i + 1 < in_height ? dx_even + in_width : nullptr;
+    int64_t j = 0;
+    for (; j + 8 < width; j += 8) gradient_block<false>(a_row, b_row, t, j, dx_even, dx_odd);
+    gradient_block<true>(a_row, b_row, t, j, dx_even, dx_odd);
+  }
+}
+
 }  // namespace
 
 bool depthwise_vector_rows_take(const ConvGeometry& g) {
@@ -146,7 +187,16 @@ bool depthwise_vector_rows_take(const ConvGeometry& g) {
 }
 
 bool depthwise_vector_rows_take_input_gradient(const ConvGeometry& g) {
-  return g.stride_h == 1 && g.out_per_group() == 1 && depthwise_vector_rows_take(g);
+  if (g.out_per_group() != 1 || !depthwise_vector_rows_take(g)) return false;
+  // Stride 2: every dx row is one of the two that a dy row's pair of parities writes.
+  return g.stride_h == 1 || g.in_h == 2 * g.out_h || g.in_h == 2 * g.out_h - 1;
+}
+
+void depthwise_vector_input_gradient_plane(const ConvGeometry& g, const float* dy, const float* w, float* dx) {
+  if (g.stride_h == 2) return input_gradient_stride2(dy, w, dx, g.out_h, g.out_w, g.in_h);
+  float turned[9];
+  for (int t = 0; t < 9; ++t) turned[t] = w[8 - t];
+  plane_stride1(dy, turned, 0.0f, Clamp{-__builtin_inff(), __builtin_inff()}, dx, g.out_h, g.out_w);
 }
 
 void depthwise_vector_plane(const ConvGeometry& g, const float* x, const float* taps, float bias, Clamp c, float* y) {

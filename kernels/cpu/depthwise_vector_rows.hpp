@@ -18,9 +18,12 @@ namespace pock::cpu {
 // left, an output width that is a multiple of 8 and an input width of stride x that width.
 bool depthwise_vector_rows_take(const ConvGeometry& g);
 
-// The input gradient of such a window at stride 1 with one output channel per input channel: the
-// same window over dy with the taps turned by 180 degrees.
+// The input gradient of such a window with one output channel per input channel: at stride 1 the
+// same window over dy with the taps turned by 180 degrees; at stride 2 (an input of twice the
+// output's rows, or one fewer) each dy row writes two dx rows, their even and odd columns apart.
 bool depthwise_vector_rows_take_input_gradient(const ConvGeometry& g);
+// One dx plane from its dy plane and the channel's nine taps w (not turned); overwrites dx.
+void depthwise_vector_input_gradient_plane(const ConvGeometry& g, const float* dy, const float* w, float* dx);
 
 // One output plane: y = clamp(bias + window(x, taps)), taps[ky * 3 + kx] weighting input pixel
 // (oy * stride - 1 + ky, ox * stride - 1 + kx); pixels outside the input read as zero.

@@ -136,8 +136,10 @@ TEST_CASE("a named cpu algorithm runs Conv2dGradInput and matches ref", "[ops][c
     check(grad_input_case(kDepthwise, false, seed += 2), ConvAlgorithm::kDepthwise, threads);
     CHECK(cpu::depthwise_channels_last_testing::gradient_kernels_made() == channels_last + 1);
     check(grad_input_case(kDepthwiseWide, false, seed += 2), ConvAlgorithm::kDepthwise, threads);
-    // Stride 1, padded by one: dx through the forward's vector planes with the taps turned.
-    for (const ConvShape& rows : {kDepthwiseRows8, kDepthwiseRows32, kDepthwiseRows16, kDepthwiseRows24Stride2}) {
+    // Padded by one: dx through the vector planes (stride 1: the forward's, the taps turned;
+    // stride 2: by the parities of dx, with an input of twice the output's rows or one fewer).
+    for (const ConvShape& rows :
+         {kDepthwiseRows8, kDepthwiseRows32, kDepthwiseRows16, kDepthwiseRows24Stride2, kDepthwiseRows8Stride2}) {
       check(grad_input_case(rows, false, seed += 2), ConvAlgorithm::kDepthwise, threads);
       check(grad_input_case(rows, true, seed += 2), ConvAlgorithm::kDepthwise, threads);
     }
