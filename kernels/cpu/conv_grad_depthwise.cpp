@@ -387,7 +387,8 @@ class DepthwiseConvGradWeight final : public ConvKernel {
         pool_(thread_pool_for(num_threads)),
         loops_(loops),
         channels_(channels),
-        sums_(new (std::nothrow) double[static_cast<size_t>(channels * taps(g))]) {}
+        sums_(new (std::nothrow) double[static_cast<size_t>(channels * taps(g))]),
+        vector_planes_(depthwise_vector_rows_take(g)) {}
 
   bool ready() const { return sums_ != nullptr; }
 
@@ -408,8 +409,13 @@ class DepthwiseConvGradWeight final : public ConvKernel {
     double* sums = sums_.get() + o * taps(g_);
     std::fill(sums, sums + taps(g_), 0.0);
     for (int64_t n = 0; n < g_.batch; ++n) {
-      loops_.weight_plane(g_, x + (n * g_.in_channels + ch) * g_.in_plane(),
-                          dy + (n * g_.out_channels + o) * g_.out_plane(), sums);
+      const float* x_plane = x + (n * g_.in_channels + ch) * g_.in_plane();
+      const float* dy_plane = dy + (n * g_.out_channels + o) * g_.out_plane();
+      if (vector_planes_) {
+        depthwise_vector_weight_gradient_plane(g_, x_plane, dy_plane, sums);
+      } else {
+        loops_.weight_plane(g_, x_plane, dy_plane, sums);
+      }
     }
     for (int64_t t = 0; t < taps(g_); ++t) dw[t] = static_cast<float>(sums[t]);
   }
@@ -419,6 +425,7 @@ class DepthwiseConvGradWeight final : public ConvKernel {
   DepthwiseGradLoops loops_;
   int64_t channels_;
   std::unique_ptr<double[]> sums_;
+  bool vector_planes_;  // the taps' sums through depthwise_vector_weight_gradient_plane
 };
 
 template <typename Kernel, typename... Args>

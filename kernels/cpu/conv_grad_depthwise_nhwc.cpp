@@ -149,7 +149,7 @@ std::unique_ptr<ConvKernel> make_channels_last_depthwise_grad_weight(const pock_
                                                                      int64_t channels, KernelScope& scope,
                                                                      Status* status) {
   *status = Status::ok();
-  if (!channels_last_depthwise_takes(g)) return nullptr;
+  if (!channels_last_depthwise_takes(g) || depthwise_vector_rows_take(g)) return nullptr;
   return make_channels_last_kernel<ChannelsLastDepthwiseGradWeight>(op, made, status, g, op.num_threads, scope,
                                                                     channels);
 }

@@ -27,7 +27,9 @@ namespace pock::cpu {
 // 192 at 16x16 stride 2 into 8x8 0.37 -> 0.29-0.35 ms; 384-576 at 8x8 0.49-0.76 -> 0.22-0.50 ms;
 // 576 at 8x8 stride 2 into 4x4 0.71 -> 0.19-0.22 ms; 960 at 4x4 0.81-0.87 -> 0.13-0.14 ms.
 // The 8x8 stride-1 layers and the stride-2 one into them now go to the NCHW vector planes instead
-// (depthwise_vector_rows.hpp, checked by the make_ functions), which beat both.
+// (depthwise_vector_rows.hpp, checked by the make_ functions), forward and both gradients, which
+// beat the channels-last copies 2-3x there (weight gradient, 576 channels at 8x8: 0.85-0.98 ->
+// 0.36-0.38 ms in MobileNetV2's full step).
 inline bool channels_last_depthwise_takes(const ConvGeometry& g) {
   constexpr int64_t kMaxOutPlane = 64, kMaxInPlane = 256;
   return g.is_depthwise() && g.out_per_group() == 1 && g.in_plane() <= kMaxInPlane && g.out_plane() <= kMaxOutPlane;

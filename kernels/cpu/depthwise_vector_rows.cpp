@@ -172,6 +172,77 @@ POCK_SIMD_CLONES void input_gradient_stride2(const float* dy, const float* taps,
   }
 }
 
+// The weight gradient: tap (ky, kx) sums dy times the input pixel the tap read for it, the same
+// window reads as the forward's, each tap's products kept in its own vector and summed across
+// lanes once per plane (added to the double sums).
+POCK_SIMD_INLINE float lane_sum(Vec8 v) {
+  return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
+}
+
+template <bool kLeftEdge, bool kRightEdge>
+POCK_SIMD_INLINE void accumulate_stride1(const float* r, Vec8 d, Vec8* acc, int64_t x) {
+  const Vec8 mid = load8(r + x);
+  acc[0] += d * (kLeftEdge ? shift_right(mid, 0.0f) : load8(r + x - 1));
+  acc[1] += d * mid;
+  acc[2] += d * (kRightEdge ? shift_left(mid, 0.0f) : load8(r + x + 1));
+}
+
+template <bool kLeftEdge, bool kRightEdge>
+POCK_SIMD_INLINE void weight_block_stride1(const float* x, const float* dy, Vec8* acc, int64_t oy, int64_t height,
+                                           int64_t width, int64_t col) {
+  const Vec8 d = load8(dy + oy * width + col);
+  if (oy > 0) accumulate_stride1<kLeftEdge, kRightEdge>(x + (oy - 1) * width, d, acc, col);
+  accumulate_stride1<kLeftEdge, kRightEdge>(x + oy * width, d, acc + 3, col);
+  if (oy + 1 < height) accumulate_stride1<kLeftEdge, kRightEdge>(x + (oy + 1) * width, d, acc + 6, col);
+}
+
+POCK_SIMD_CLONES void weight_gradient_stride1(const float* x, const float* dy, double* sums, int64_t height,
+                                              int64_t width) {
+  Vec8 acc[9] = {};
+  for (int64_t oy = 0; oy < height; ++oy) {
+    if (width == 8) {
+      weight_block_stride1<true, true>(x, dy, acc, oy, height, width, 0);
+      continue;
+    }
+    weight_block_stride1<true, false>(x, dy, acc, oy, height, width, 0);
+    int64_t col = 8;
+    for (; col + 8 < width; col += 8) weight_block_stride1<false, false>(x, dy, acc, oy, height, width, col);
+    weight_block_stride1<false, true>(x, dy, acc, oy, height, width, col);
+  }
+  for (int t = 0; t < 9; ++t) sums[t] += lane_sum(acc[t]);
+}
+
+// Stride 2: dy's block is put in the lane order of even_lanes, in which the input columns come.
+template <bool kLeftEdge>
+POCK_SIMD_INLINE void accumulate_stride2(const float* r, Vec8 d, Vec8* acc, int64_t col) {
+  const float* at = r + 2 * col;
+  const Vec8 a = load8(at), b = load8(at + 8);
+  const Vec8 a_before = kLeftEdge ? shift_right(a, 0.0f) : load8(at - 1), b_before = load8(at + 7);
+  acc[0] += d * even_lanes(a_before, b_before);
+  acc[1] += d * even_lanes(a, b);
+  acc[2] += d * odd_lanes(a, b);
+}
+
+template <bool kLeftEdge>
+POCK_SIMD_INLINE void weight_block_stride2(const float* x, const float* dy, Vec8* acc, int64_t oy, int64_t in_height,
+                                           int64_t width, int64_t col) {
+  const int64_t in_width = 2 * width;
+  const Vec8 d = in_column_order(load8(dy + oy * width + col));  // the order is its own inverse
+  if (oy > 0) accumulate_stride2<kLeftEdge>(x + (2 * oy - 1) * in_width, d, acc, col);
+  accumulate_stride2<kLeftEdge>(x + 2 * oy * in_width, d, acc + 3, col);
+  if (2 * oy + 1 < in_height) accumulate_stride2<kLeftEdge>(x + (2 * oy + 1) * in_width, d, acc + 6, col);
+}
+
+POCK_SIMD_CLONES void weight_gradient_stride2(const float* x, const float* dy, double* sums, int64_t in_height,
+                                              int64_t height, int64_t width) {
+  Vec8 acc[9] = {};
+  for (int64_t oy = 0; oy < height; ++oy) {
+    weight_block_stride2<true>(x, dy, acc, oy, in_height, width, 0);
+    for (int64_t col = 8; col < width; col += 8) weight_block_stride2<false>(x, dy, acc, oy, in_height, width, col);
+  }
+  for (int t = 0; t < 9; ++t) sums[t] += lane_sum(acc[t]);
+}
+
 }  // namespace
 
 bool depthwise_vector_rows_take(const ConvGeometry& g) {
@@ -190,6 +261,11 @@ bool depthwise_vector_rows_take_input_gradient(const ConvGeometry& g) {
   if (g.out_per_group() != 1 || !depthwise_vector_rows_take(g)) return false;
   // Stride 2: every dx row is one of the two that a dy row's pair of parities writes.
   return g.stride_h == 1 || g.in_h == 2 * g.out_h || g.in_h == 2 * g.out_h - 1;
+}
+
+void depthwise_vector_weight_gradient_plane(const ConvGeometry& g, const float* x, const float* dy, double* sums) {
+  if (g.stride_h == 2) return weight_gradient_stride2(x, dy, sums, g.in_h, g.out_h, g.out_w);
+  weight_gradient_stride1(x, dy, sums, g.out_h, g.out_w);
 }
 
 void depthwise_vector_input_gradient_plane(const ConvGeometry& g, const float* dy, const float* w, float* dx) {

@@ -22,6 +22,9 @@ bool depthwise_vector_rows_take(const ConvGeometry& g);
 // same window over dy with the taps turned by 180 degrees; at stride 2 (an input of twice the
 // output's rows, or one fewer) each dy row writes two dx rows, their even and odd columns apart.
 bool depthwise_vector_rows_take_input_gradient(const ConvGeometry& g);
+// sums[ky * 3 + kx] += the tap's weight gradient from one image: x the input plane, dy the output
+// channel's plane (any depth multiplier).
+void depthwise_vector_weight_gradient_plane(const ConvGeometry& g, const float* x, const float* dy, double* sums);
 // One dx plane from its dy plane and the channel's nine taps w (not turned); overwrites dx.
 void depthwise_vector_input_gradient_plane(const ConvGeometry& g, const float* dy, const float* w, float* dx);
 

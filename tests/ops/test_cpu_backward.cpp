@@ -114,6 +114,13 @@ TEST_CASE("cpu depthwise Conv2dGradInput and Conv2dGradWeight match ref on odd s
   both({1, 2, 150, 140, 2, 3, 3, 2, {1, 1}, {1, 1, 1, 1}, {1, 1}});  // beyond the stack scratch: by rows
   both({1, 2, 150, 141, 4, 3, 3, 2, {2, 2}, {1, 1, 1, 1}, {1, 1}});
   both({2, 3, 9, 21, 3, 3, 17, 3, {1, 1}, {1, 8, 1, 8}, {1, 1}});    // kernel wider than 16: by rows
+  // 3x3 padded by one, output widths a multiple of 8 (depthwise_vector_rows.hpp): whole planes in
+  // vectors; one, two and four vectors a row, stride 1 and 2, an odd input height, multiplier 2.
+  both({2, 5, 11, 8, 5, 3, 3, 5, {1, 1}, {1, 1, 1, 1}, {1, 1}});
+  both({1, 3, 9, 16, 6, 3, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}});
+  both({2, 3, 5, 32, 3, 3, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}});
+  both({2, 4, 19, 48, 4, 3, 3, 4, {2, 2}, {1, 1, 1, 1}, {1, 1}});
+  both({1, 3, 24, 16, 3, 3, 3, 3, {2, 2}, {1, 1, 0, 0}, {1, 1}});
 }
 
 // Depthwise layers of multiplier 1 onto planes up to 64 pixels run channels-last in scratch
