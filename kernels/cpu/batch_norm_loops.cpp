@@ -11,13 +11,8 @@ namespace {
 // 4x4 plane (16 values) with a horizontal sum, which cost more than the additions.
 #pragma GCC diagnostic ignored "-Wpsabi"  // the Vec helpers are inlined (vec8.hpp)
 using Vec = simd::Vec8;
+using simd::lane_sum8;
 using simd::load8;
-
-POCK_SIMD_INLINE float lanes_sum(Vec v) {
-  float s = 0.0f;
-  for (int l = 0; l < 8; ++l) s += v[l];
-  return s;
-}
 
 POCK_SIMD_CLONES float sum(const float* x, int64_t rows, int64_t stride, int64_t n) {
   Vec acc = {};
@@ -27,7 +22,7 @@ POCK_SIMD_CLONES float sum(const float* x, int64_t rows, int64_t stride, int64_t
     for (; i + 8 <= n; i += 8) acc += load8(x + i);
     for (; i < n; ++i) tail += x[i];
   }
-  return lanes_sum(acc) + tail;
+  return lane_sum8(acc) + tail;
 }
 
 POCK_SIMD_CLONES float sum_squared_deviation(const float* x, float center, int64_t rows, int64_t stride, int64_t n) {
@@ -41,7 +36,7 @@ POCK_SIMD_CLONES float sum_squared_deviation(const float* x, float center, int64
     }
     for (; i < n; ++i) tail += (x[i] - center) * (x[i] - center);
   }
-  return lanes_sum(acc) + tail;
+  return lane_sum8(acc) + tail;
 }
 
 POCK_SIMD_CLONES void normalize(const float* x, float center, float scale, float shift, float* y, int64_t rows,
@@ -68,8 +63,8 @@ POCK_SIMD_CLONES void grad_sums(const float* dy, const float* x, float center, i
       sd_tail += dy[i] * (x[i] - center);
     }
   }
-  *sum_dy = lanes_sum(s) + s_tail;
-  *sum_dy_dev = lanes_sum(sd) + sd_tail;
+  *sum_dy = lane_sum8(s) + s_tail;
+  *sum_dy_dev = lane_sum8(sd) + sd_tail;
 }
 
 POCK_SIMD_CLONES void combine(const float* dy, const float* x, float center, float a, float b, float c, float* dx,

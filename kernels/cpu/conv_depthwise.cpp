@@ -22,7 +22,6 @@
 namespace pock::cpu {
 namespace {
 
-
 // y[i] += w * x[i * stride] for i in [0, n).
 POCK_SIMD_CLONES void scaled_accumulate(float w, const float* x, int64_t stride, float* y, int64_t n) {
   if (stride == 1) {
@@ -96,6 +95,14 @@ class DepthwiseConv final : public ConvKernel {
       if (g.in_w + g.pad_left < 3) inner_end_ = inner_begin_;
       vector_planes_ = depthwise_vector_rows_take(g);
     }
+  }
+
+  // The row of zeros output_plane_3x3 reads for a row in the padding, allocated at prepare.
+  Status init() {
+    if (!three_by_three_ || vector_planes_) return Status::ok();
+    POCK_RETURN_IF_ERROR(zero_row_.allocate(static_cast<size_t>(g_.in_w) * sizeof(float), "Conv2d depthwise zero row"));
+    std::fill_n(reinterpret_cast<float*>(zero_row_.data()), g_.in_w, 0.0f);
+    return Status::ok();
   }
 
   Status run(const KernelCall& c) override {
@@ -184,16 +191,6 @@ class DepthwiseConv final : public ConvKernel {
     }
   }
 
- public:
-  // The row of zeros output_plane_3x3 reads for a row in the padding, allocated at prepare.
-  Status init() {
-    if (!three_by_three_ || vector_planes_) return Status::ok();
-    POCK_RETURN_IF_ERROR(zero_row_.allocate(static_cast<size_t>(g_.in_w) * sizeof(float), "Conv2d depthwise zero row"));
-    std::fill_n(reinterpret_cast<float*>(zero_row_.data()), g_.in_w, 0.0f);
-    return Status::ok();
-  }
-
- private:
   ConvGeometry g_;
   pthreadpool_t pool_;
   AlignedBuffer zero_row_;

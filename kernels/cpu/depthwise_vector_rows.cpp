@@ -6,7 +6,10 @@ namespace pock::cpu {
 namespace {
 
 #pragma GCC diagnostic ignored "-Wpsabi"  // the Vec8 helpers below are inlined (vec8.hpp)
+using simd::clamp8;
+using simd::lane_sum8;
 using simd::load8;
+using simd::splat8;
 using simd::store8;
 using simd::Vec8;
 
@@ -15,20 +18,12 @@ struct Taps {
   Vec8 bias, lo, hi;
 };
 
-POCK_SIMD_INLINE Vec8 splat8(float f) { return Vec8{} + f; }
-
 // {before, v0, ..., v6} and {v1, ..., v7, after}: a row's vector one column to the left or right.
 POCK_SIMD_INLINE Vec8 shift_right(Vec8 v, float before) {
   return __builtin_shufflevector(v, splat8(before), 8, 0, 1, 2, 3, 4, 5, 6);
 }
 POCK_SIMD_INLINE Vec8 shift_left(Vec8 v, float after) {
   return __builtin_shufflevector(v, splat8(after), 1, 2, 3, 4, 5, 6, 7, 8);
-}
-
-// NaN passes both selects, as through the activation kernels.
-POCK_SIMD_INLINE Vec8 clamp8(Vec8 v, Vec8 lo, Vec8 hi) {
-  v = v < lo ? lo : v;
-  return v > hi ? hi : v;
 }
 
 // Tap row ky's contribution to output columns [x, x + 8) at stride 1: columns x - 1 and x + 8 of
@@ -175,10 +170,6 @@ POCK_SIMD_CLONES void input_gradient_stride2(const float* dy, const float* taps,
 // The weight gradient: tap (ky, kx) sums dy times the input pixel the tap read for it, the same
 // window reads as the forward's, each tap's products kept in its own vector and summed across
 // lanes once per plane (added to the double sums).
-POCK_SIMD_INLINE float lane_sum(Vec8 v) {
-  return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
-}
-
 template <bool kLeftEdge, bool kRightEdge>
 POCK_SIMD_INLINE void accumulate_stride1(const float* r, Vec8 d, Vec8* acc, int64_t x) {
   const Vec8 mid = load8(r + x);
@@ -209,7 +200,7 @@ POCK_SIMD_CLONES void weight_gradient_stride1(const float* x, const float* dy, d
     for (; col + 8 < width; col += 8) weight_block_stride1<false, false>(x, dy, acc, oy, height, width, col);
     weight_block_stride1<false, true>(x, dy, acc, oy, height, width, col);
   }
-  for (int t = 0; t < 9; ++t) sums[t] += lane_sum(acc[t]);
+  for (int t = 0; t < 9; ++t) sums[t] += lane_sum8(acc[t]);
 }
 
 // Stride 2: dy's block is put in the lane order of even_lanes, in which the input columns come.
@@ -240,7 +231,7 @@ POCK_SIMD_CLONES void weight_gradient_stride2(const float* x, const float* dy, d
     weight_block_stride2<true>(x, dy, acc, oy, in_height, width, 0);
     for (int64_t col = 8; col < width; col += 8) weight_block_stride2<false>(x, dy, acc, oy, in_height, width, col);
   }
-  for (int t = 0; t < 9; ++t) sums[t] += lane_sum(acc[t]);
+  for (int t = 0; t < 9; ++t) sums[t] += lane_sum8(acc[t]);
 }
 
 }  // namespace

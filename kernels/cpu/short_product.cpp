@@ -11,15 +11,8 @@ namespace {
 using Vec = simd::Vec8;
 using simd::load8;
 using simd::store8;
-
-POCK_SIMD_INLINE Vec splat(float f) { return Vec{} + f; }
-
-// NaN passes both selects, as through the activation kernels.
-POCK_SIMD_INLINE Vec clamp(Vec v, Vec lo, Vec hi) {
-  v = v < lo ? lo : v;
-  return v > hi ? hi : v;
-}
-
+using simd::splat8;
+using simd::clamp8;
 
 // Where a tile reads its input: x points at row 0 of the tile's first column, row k lies
 // x_stride floats further on per k (the input itself, or the staged copy below).
@@ -28,7 +21,7 @@ POCK_SIMD_INLINE void tile(const ShortProduct& p, const float* w, int64_t row, i
                            int64_t x_stride) {
   Vec acc[R][2];
 #pragma GCC unroll 6
-  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = splat(p.bias ? p.bias[row + r] : 0.0f);
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = splat8(p.bias ? p.bias[row + r] : 0.0f);
   const int64_t rs = p.row_stride;
   for (int64_t k = 0; k < p.depth; ++k, x += x_stride, w += p.depth_stride) {
     const Vec x0 = load8(x), x1 = load8(x + 8);
@@ -38,12 +31,12 @@ POCK_SIMD_INLINE void tile(const ShortProduct& p, const float* w, int64_t row, i
       acc[r][1] += w[r * rs] * x1;
     }
   }
-  const Vec lo = splat(p.lo), hi = splat(p.hi);
+  const Vec lo = splat8(p.lo), hi = splat8(p.hi);
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r) {
     float* y = p.out + (row + r) * p.plane + px;
-    store8(y, clamp(acc[r][0], lo, hi));
-    store8(y + 8, clamp(acc[r][1], lo, hi));
+    store8(y, clamp8(acc[r][0], lo, hi));
+    store8(y + 8, clamp8(acc[r][1], lo, hi));
   }
 }
 
@@ -84,7 +77,7 @@ POCK_SIMD_INLINE void rows_of_columns(const ShortProduct& p, int64_t begin, int6
 }
 
 // A tile reads 16 columns of every input row, rows `plane` floats apart. When that distance is a
-// multiple of 1-4 KB, the rows share a few of L1's sets (the set index is the address's bits
+// multiple of 2-4 KB, the rows share a few of L1's sets (the set index is the address's bits
 // 6-11), more rows than the cache has ways evict each other, and every read of the reduction
 // misses L1: MobileNetV2's 16 -> 96 expansion at 64x64 (rows 16 KB apart) ran at 36 GFLOP/s,
 // 67 with its rows 64 bytes further apart. Such inputs are staged, a block of columns at a time,
@@ -102,12 +95,12 @@ int64_t distinct_row_offsets(int64_t plane) {  // row starts with distinct addre
   return 4096 / g;
 }
 
+int64_t input_stride(const ShortProduct& p) { return p.in_stride ? p.in_stride : p.plane; }
+
 // The columns staged per block: a task's kShortChunk, or 0 where staging measured no faster in
 // MobileNetV2's step: rows 1 KB apart (four offsets), fewer than 8 row blocks to share the copy
 // (the projections 32 -> 16 at 64x64 and 96 -> 24 at 32x32 lost 10 %), or a deep reduction whose
 // chunk would not fit (144 -> 24 at 32x32, 10 % slower staged in blocks of 32).
-int64_t input_stride(const ShortProduct& p) { return p.in_stride ? p.in_stride : p.plane; }
-
 int64_t stage_columns(const ShortProduct& p) {
   if (distinct_row_offsets(input_stride(p)) > 2 || p.depth <= 8 || p.rows < 8 * kShortRows ||
       p.depth * kShortChunk > kStageFloats)

@@ -20,6 +20,14 @@ POCK_SIMD_INLINE Vec8 load8(const float* p) {
   return v;
 }
 POCK_SIMD_INLINE void store8(float* p, Vec8 v) { std::memcpy(p, &v, sizeof v); }
+POCK_SIMD_INLINE Vec8 splat8(float f) { return Vec8{} + f; }
+// max(lo, min(hi, v)) lane by lane; a NaN lane stays NaN, as through the activation kernels.
+POCK_SIMD_INLINE Vec8 clamp8(Vec8 v, Vec8 lo, Vec8 hi) {
+  v = v < lo ? lo : v;
+  return v > hi ? hi : v;
+}
+// The sum of the eight lanes, pairwise.
+POCK_SIMD_INLINE float lane_sum8(Vec8 v) { return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7])); }
 #pragma GCC diagnostic pop
 
 }  // namespace pock::cpu::simd
