@@ -13,6 +13,7 @@
 
 #include "kernels/cpu/conv_geometry.hpp"
 #include "kernels/cpu/conv_kernel.hpp"
+#include "kernels/cpu/depthwise_vector_rows.hpp"
 #include "kernels/cpu/thread_pool.hpp"
 #include "runtime/kernel_scope.hpp"
 
@@ -26,13 +27,14 @@ namespace pock::cpu {
 // machine, noise about 15 %): 144 channels at 32x32 1.51 -> 4.06 ms, 192 at 16x16 0.53 -> 0.56 ms;
 // 192 at 16x16 stride 2 into 8x8 0.37 -> 0.29-0.35 ms; 384-576 at 8x8 0.49-0.76 -> 0.22-0.50 ms;
 // 576 at 8x8 stride 2 into 4x4 0.71 -> 0.19-0.22 ms; 960 at 4x4 0.81-0.87 -> 0.13-0.14 ms.
-// The 8x8 stride-1 layers and the stride-2 one into them now go to the NCHW vector planes instead
-// (depthwise_vector_rows.hpp, checked by the make_ functions), forward and both gradients, which
-// beat the channels-last copies 2-3x there (weight gradient, 576 channels at 8x8: 0.85-0.98 ->
-// 0.36-0.38 ms in MobileNetV2's full step).
+// Layers the NCHW vector planes take (depthwise_vector_rows.hpp: the 8x8 stride-1 layers and the
+// stride-2 one into them) stay with those, forward and both gradients, which beat the
+// channels-last copies 2-3x there (weight gradient, 576 channels at 8x8: 0.85-0.98 -> 0.36-0.38 ms
+// in MobileNetV2's full step).
 inline bool channels_last_depthwise_takes(const ConvGeometry& g) {
   constexpr int64_t kMaxOutPlane = 64, kMaxInPlane = 256;
-  return g.is_depthwise() && g.out_per_group() == 1 && g.in_plane() <= kMaxInPlane && g.out_plane() <= kMaxOutPlane;
+  return g.is_depthwise() && g.out_per_group() == 1 && g.in_plane() <= kMaxInPlane &&
+         g.out_plane() <= kMaxOutPlane && !depthwise_vector_rows_take(g);
 }
 
 // w_t[tap * channels + c] = w[c * taps + tap]: a [C, 1, kh, kw] weight as [kh * kw, C].
