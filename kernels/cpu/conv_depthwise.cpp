@@ -1,7 +1,7 @@
 // Depthwise Conv2d (one input channel per group, any depth multiplier) directly on NCHW. The weight
 // is read on every run, so this is the path for a trainable depthwise weight; it needs no library.
-//   3x3, no dilation (MobileNet's layers) on rows padded by one whose output width is a multiple
-//     of 8: whole planes in vectors (depthwise_vector_rows.hpp).
+//   3x3, no dilation (MobileNet's layers) on rows of 8 or more output columns padded as PyTorch or
+//     TensorFlow pad them: whole planes in vectors (depthwise_vector_rows.hpp).
 //   other 3x3 undilated windows: one pass per output row that reads three input rows and keeps the
 //     nine taps in registers; the columns whose window lies inside the row are one vector loop (a
 //     strided read at stride 2), the few at the edges a scalar loop. Bias and activation are

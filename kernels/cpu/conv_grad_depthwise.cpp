@@ -336,9 +336,10 @@ int64_t taps(const ConvGeometry& g) { return g.kernel_h * g.kernel_w; }
 
 
 // dx: one task per input plane (n, c); the plane sums the taps of every output channel of c.
-// MobileNet's 3x3 windows padded by one, at stride 1 or 2, take whole-plane vector loops
-// (depthwise_vector_rows.hpp), which beat the polyphase loops: 8x8 planes at stride 1 about 2x
-// (there the channels-last copies ran them), the 64x64 stride-2 layer several times.
+// MobileNet's 3x3 windows at stride 1 or 2 on rows of 8 or more columns take whole-plane vector
+// loops (depthwise_vector_rows.hpp), which beat the polyphase loops: 8x8 planes at stride 1 about
+// 2x (there the channels-last copies ran them), the 64x64 stride-2 layer several times, and at 224
+// pixels 192 channels at 14x14 stride 2 0.95 -> 0.20 ms, 576 at 14x14 1.31 -> 0.69 ms.
 class DepthwiseConvGradInput final : public ConvKernel {
  public:
   DepthwiseConvGradInput(const ConvGeometry& g, int32_t num_threads, const DepthwiseGradLoops& loops)

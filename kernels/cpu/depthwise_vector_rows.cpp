@@ -18,6 +18,15 @@ struct Taps {
   Vec8 bias, lo, hi;
 };
 
+POCK_SIMD_INLINE Taps taps_of(const float* taps, float bias, Clamp c) {
+  Taps k;
+  for (int i = 0; i < 9; ++i) k.t[i] = splat8(taps[i]);
+  k.bias = splat8(bias);
+  k.lo = splat8(c.lo);
+  k.hi = splat8(c.hi);
+  return k;
+}
+
 // {before, v0, ..., v6} and {v1, ..., v7, after}: a row's vector one column to the left or right.
 POCK_SIMD_INLINE Vec8 shift_right(Vec8 v, float before) {
   return __builtin_shufflevector(v, splat8(before), 8, 0, 1, 2, 3, 4, 5, 6);
@@ -26,212 +35,262 @@ POCK_SIMD_INLINE Vec8 shift_left(Vec8 v, float after) {
   return __builtin_shufflevector(v, splat8(after), 1, 2, 3, 4, 5, 6, 7, 8);
 }
 
-// Tap row ky's contribution to output columns [x, x + 8) at stride 1: columns x - 1 and x + 8 of
-// the input row r, zero where they lie outside it.
-template <bool kLeftEdge, bool kRightEdge>
-POCK_SIMD_INLINE Vec8 taps_stride1(const float* r, const Vec8* t, int64_t x) {
-  const Vec8 mid = load8(r + x);
-  const Vec8 left = kLeftEdge ? shift_right(mid, 0.0f) : load8(r + x - 1);
-  const Vec8 right = kRightEdge ? shift_left(mid, 0.0f) : load8(r + x + 1);
-  return t[0] * left + t[1] * mid + t[2] * right;
-}
-
-// Output columns [x, x + 8) from the input rows above, at and below the output row (r points at the
-// one at it); kAbove / kBelow: whether that row exists.
-template <bool kAbove, bool kBelow, bool kLeftEdge, bool kRightEdge>
-POCK_SIMD_INLINE void block_stride1(const float* r, int64_t width, const Taps& k, int64_t x, float* y) {
-  Vec8 acc = k.bias + taps_stride1<kLeftEdge, kRightEdge>(r, k.t + 3, x);
-  if (kAbove) acc += taps_stride1<kLeftEdge, kRightEdge>(r - width, k.t, x);
-  if (kBelow) acc += taps_stride1<kLeftEdge, kRightEdge>(r + width, k.t + 6, x);
-  store8(y + x, clamp8(acc, k.lo, k.hi));
-}
-
-template <bool kAbove, bool kBelow>
-POCK_SIMD_INLINE void row_stride1(const float* r, int64_t width, const Taps& k, float* y) {
-  if (width == 8) return block_stride1<kAbove, kBelow, true, true>(r, width, k, 0, y);
-  block_stride1<kAbove, kBelow, true, false>(r, width, k, 0, y);
-  int64_t x = 8;
-  for (; x + 8 < width; x += 8) block_stride1<kAbove, kBelow, false, false>(r, width, k, x, y);
-  block_stride1<kAbove, kBelow, false, true>(r, width, k, x, y);
-}
-
-// At stride 2 output column o reads input columns 2o - 1, 2o and 2o + 1. From the input vectors
-// a = columns [2x, 2x + 8) and b = [2x + 8, 2x + 16), one in-lane shuffle (vshufps) picks the even
-// columns in the order of outputs {0, 1, 4, 5, 2, 3, 6, 7} of the block, and the same shuffle of
-// the vectors one column earlier gives the odd columns 2o - 1 in that order: every tap row works in
-// that order, and the block's sum is put back in column order once, before it is stored.
+// At stride 2 output column o reads input columns 2o - 1, 2o and 2o + 1 (pad 1) or 2o, 2o + 1 and
+// 2o + 2 (pad 0). From the input vectors a = columns [2x, 2x + 8) and b = [2x + 8, 2x + 16), one
+// in-lane shuffle (vshufps) picks the even columns in the order of outputs {0, 1, 4, 5, 2, 3, 6, 7}
+// of the block, and the same shuffle of the vectors one column earlier or later gives the columns
+// beside them in that order: every tap row works in that order, and the block's sum is put back in
+// column order once, before it is stored.
 POCK_SIMD_INLINE Vec8 even_lanes(Vec8 a, Vec8 b) { return __builtin_shufflevector(a, b, 0, 2, 8, 10, 4, 6, 12, 14); }
 POCK_SIMD_INLINE Vec8 odd_lanes(Vec8 a, Vec8 b) { return __builtin_shufflevector(a, b, 1, 3, 9, 11, 5, 7, 13, 15); }
 POCK_SIMD_INLINE Vec8 in_column_order(Vec8 v) { return __builtin_shufflevector(v, v, 0, 1, 4, 5, 2, 3, 6, 7); }
 
-// Tap row ky's contribution to output columns [x, x + 8), in the order above; at the row's start
-// (kLeftEdge) column -1 is zero.
-template <bool kLeftEdge>
-POCK_SIMD_INLINE Vec8 taps_stride2(const float* r, const Vec8* t, int64_t x) {
-  const float* at = r + 2 * x;
-  const Vec8 a = load8(at), b = load8(at + 8);
-  const Vec8 a_before = kLeftEdge ? shift_right(a, 0.0f) : load8(at - 1), b_before = load8(at + 7);
-  return t[0] * even_lanes(a_before, b_before) + t[1] * even_lanes(a, b) + t[2] * odd_lanes(a, b);
-}
+// What the taps of one tap row read for output columns [x, x + 8): c[kx] for tap column kx, in
+// the stride's lane order. The block at the row's start (kLeftEdge) or end (kRightEdge) takes the
+// column outside the row as a zero lane. Stride 1 has pad 1; stride 2 pad kPad.
+struct Window {
+  Vec8 c[3];
+};
 
-template <bool kAbove, bool kBelow, bool kLeftEdge>
-POCK_SIMD_INLINE void block_stride2(const float* r, int64_t in_width, const Taps& k, int64_t x, float* y) {
-  Vec8 acc = taps_stride2<kLeftEdge>(r, k.t + 3, x);
-  if (kAbove) acc += taps_stride2<kLeftEdge>(r - in_width, k.t, x);
-  if (kBelow) acc += taps_stride2<kLeftEdge>(r + in_width, k.t + 6, x);
-  store8(y + x, clamp8(k.bias + in_column_order(acc), k.lo, k.hi));
-}
-
-// Output row from input rows 2 oy - 1, 2 oy, 2 oy + 1 (r points at 2 oy, in_width floats a row).
-template <bool kAbove, bool kBelow>
-POCK_SIMD_INLINE void row_stride2(const float* r, int64_t in_width, int64_t width, const Taps& k, float* y) {
-  block_stride2<kAbove, kBelow, true>(r, in_width, k, 0, y);
-  for (int64_t x = 8; x < width; x += 8) block_stride2<kAbove, kBelow, false>(r, in_width, k, x, y);
-}
-
-POCK_SIMD_CLONES void plane_stride1(const float* x, const float* taps, float bias, Clamp c, float* y, int64_t height,
-                                    int64_t width) {
-  Taps k;
-  for (int i = 0; i < 9; ++i) k.t[i] = splat8(taps[i]);
-  k.bias = splat8(bias);
-  k.lo = splat8(c.lo);
-  k.hi = splat8(c.hi);
-  if (height == 1) return row_stride1<false, false>(x, width, k, y);
-  row_stride1<false, true>(x, width, k, y);
-  for (int64_t oy = 1; oy + 1 < height; ++oy) row_stride1<true, true>(x + oy * width, width, k, y + oy * width);
-  row_stride1<true, false>(x + (height - 1) * width, width, k, y + (height - 1) * width);
-}
-
-POCK_SIMD_CLONES void plane_stride2(const float* x, const float* taps, float bias, Clamp c, float* y, int64_t in_height,
-                                    int64_t height, int64_t width) {
-  Taps k;
-  for (int i = 0; i < 9; ++i) k.t[i] = splat8(taps[i]);
-  k.bias = splat8(bias);
-  k.lo = splat8(c.lo);
-  k.hi = splat8(c.hi);
-  const int64_t in_width = 2 * width;
-  for (int64_t oy = 0; oy < height; ++oy) {
-    const float* r = x + 2 * oy * in_width;
-    float* out = y + oy * width;
-    const bool above = oy > 0, below = 2 * oy + 1 < in_height;
-    if (above && below) {
-      row_stride2<true, true>(r, in_width, width, k, out);
-    } else if (below) {
-      row_stride2<false, true>(r, in_width, width, k, out);
-    } else if (above) {
-      row_stride2<true, false>(r, in_width, width, k, out);
+template <int kStride, int kPad, bool kLeftEdge, bool kRightEdge>
+POCK_SIMD_INLINE Window window_columns(const float* r, int64_t x) {
+  if constexpr (kStride == 1) {
+    const Vec8 mid = load8(r + x);
+    return {{kLeftEdge ? shift_right(mid, 0.0f) : load8(r + x - 1), mid,
+             kRightEdge ? shift_left(mid, 0.0f) : load8(r + x + 1)}};
+  } else {
+    const float* at = r + 2 * x;
+    const Vec8 a = load8(at), b = load8(at + 8);
+    if constexpr (kPad == 1) {
+      const Vec8 a_before = kLeftEdge ? shift_right(a, 0.0f) : load8(at - 1), b_before = load8(at + 7);
+      return {{even_lanes(a_before, b_before), even_lanes(a, b), odd_lanes(a, b)}};
     } else {
-      row_stride2<false, false>(r, in_width, width, k, out);
+      const Vec8 a_after = load8(at + 1), b_after = kRightEdge ? shift_left(b, 0.0f) : load8(at + 9);
+      return {{even_lanes(a, b), odd_lanes(a, b), odd_lanes(a_after, b_after)}};
     }
   }
 }
 
-// The input gradient at stride 2 (pad 1 on top and left), by the parity of dx's coordinates: with
-// a = dy[i][j..j+8), a1 = dy[i][j+1..j+9) (zero past the row), b and b1 the same of row i + 1
-// (zero past the plane), and w the taps,
-//   dx[2i][2j]       = w11 a
-//   dx[2i][2j+1]     = w10 a1 + w12 a
-//   dx[2i+1][2j]     = w01 b + w21 a
-//   dx[2i+1][2j+1]   = w00 b1 + w02 b + w20 a1 + w22 a
-// and each pair of parities is interleaved into 16 consecutive columns.
+// The input row under tap row 1 of output row oy, and which of the rows above and below it exist.
+struct RowWindow {
+  int64_t middle;
+  bool above, below;
+};
+template <int kStride, int kPad>
+POCK_SIMD_INLINE RowWindow row_window(int64_t oy, int64_t in_height) {
+  const int64_t middle = kStride * oy + 1 - kPad;
+  return {middle, middle > 0, middle + 1 < in_height};
+}
+
+// A row is covered by blocks of 8 columns at 0, 8, ... and a last one at width - 8, which
+// overlaps the one before it when the width is not a multiple of 8: its first lanes_seen lanes.
+// Each row function below writes that sequence out with the edges as template arguments (through
+// a generic lambda the taps lose their registers, 10-20 % on 8x8 planes).
+POCK_SIMD_INLINE int32_t lanes_seen(int64_t width) { return static_cast<int32_t>((8 - width % 8) % 8); }
+
+// Output columns [col, col + 8) of one row: r points at the input row under tap row 1;
+// kAbove / kBelow whether the rows above and below it exist.
+template <int kStride, int kPad, bool kAbove, bool kBelow, bool kLeftEdge, bool kRightEdge>
+POCK_SIMD_INLINE void output_block(const float* r, int64_t in_width, const Taps& k, int64_t col, float* out) {
+  const Window middle = window_columns<kStride, kPad, kLeftEdge, kRightEdge>(r, col);
+  Vec8 acc = k.t[3] * middle.c[0] + k.t[4] * middle.c[1] + k.t[5] * middle.c[2];
+  if (kAbove) {
+    const Window w = window_columns<kStride, kPad, kLeftEdge, kRightEdge>(r - in_width, col);
+    acc += k.t[0] * w.c[0] + k.t[1] * w.c[1] + k.t[2] * w.c[2];
+  }
+  if (kBelow) {
+    const Window w = window_columns<kStride, kPad, kLeftEdge, kRightEdge>(r + in_width, col);
+    acc += k.t[6] * w.c[0] + k.t[7] * w.c[1] + k.t[8] * w.c[2];
+  }
+  if constexpr (kStride == 2) acc = in_column_order(acc);
+  store8(out + col, clamp8(k.bias + acc, k.lo, k.hi));
+}
+
+template <int kStride, int kPad, bool kAbove, bool kBelow>
+POCK_SIMD_INLINE void output_row(const float* r, int64_t in_width, int64_t width, const Taps& k, float* out) {
+  if (width == 8) return output_block<kStride, kPad, kAbove, kBelow, true, true>(r, in_width, k, 0, out);
+  output_block<kStride, kPad, kAbove, kBelow, true, false>(r, in_width, k, 0, out);
+  const int64_t last = width - 8;
+  for (int64_t x = 8; x < last; x += 8) output_block<kStride, kPad, kAbove, kBelow, false, false>(r, in_width, k, x, out);
+  output_block<kStride, kPad, kAbove, kBelow, false, true>(r, in_width, k, last, out);
+}
+
+// One output plane; the input gradient at stride 1 is the same with the taps turned. The taps are
+// splat in the clone, into its own registers: on 8x8 planes that is a good part of the work.
+template <int kStride, int kPad>
+POCK_SIMD_INLINE void output_plane(const float* x, const float* taps, float bias, Clamp c, float* y,
+                                   int64_t in_height, int64_t height, int64_t width) {
+  const Taps k = taps_of(taps, bias, c);
+  const int64_t in_width = kStride * width;
+  if constexpr (kStride == 1) {
+    if (height == 1) return output_row<1, 1, false, false>(x, width, width, k, y);
+    output_row<1, 1, false, true>(x, width, width, k, y);
+    for (int64_t oy = 1; oy + 1 < height; ++oy) output_row<1, 1, true, true>(x + oy * width, width, width, k, y + oy * width);
+    return output_row<1, 1, true, false>(x + (height - 1) * width, width, width, k, y + (height - 1) * width);
+  }
+  for (int64_t oy = 0; oy < height; ++oy) {
+    const RowWindow rows = row_window<kStride, kPad>(oy, in_height);
+    const float* r = x + rows.middle * in_width;
+    float* out = y + oy * width;
+    if (rows.above && rows.below) {
+      output_row<kStride, kPad, true, true>(r, in_width, width, k, out);
+    } else if (rows.below) {
+      output_row<kStride, kPad, false, true>(r, in_width, width, k, out);
+    } else if (rows.above) {
+      output_row<kStride, kPad, true, false>(r, in_width, width, k, out);
+    } else {
+      output_row<kStride, kPad, false, false>(r, in_width, width, k, out);
+    }
+  }
+}
+
+POCK_SIMD_CLONES void output_plane_stride1(const float* x, const float* taps, float bias, Clamp c, float* y,
+                                           int64_t in_height, int64_t height, int64_t width) {
+  output_plane<1, 1>(x, taps, bias, c, y, in_height, height, width);
+}
+POCK_SIMD_CLONES void output_plane_stride2_pad1(const float* x, const float* taps, float bias, Clamp c, float* y,
+                                                int64_t in_height, int64_t height, int64_t width) {
+  output_plane<2, 1>(x, taps, bias, c, y, in_height, height, width);
+}
+POCK_SIMD_CLONES void output_plane_stride2_pad0(const float* x, const float* taps, float bias, Clamp c, float* y,
+                                                int64_t in_height, int64_t height, int64_t width) {
+  output_plane<2, 0>(x, taps, bias, c, y, in_height, height, width);
+}
+void output_plane_clones(const ConvGeometry& g, const float* x, const float* taps, float bias, Clamp c, float* y) {
+  if (g.stride_w == 1) return output_plane_stride1(x, taps, bias, c, y, g.in_h, g.out_h, g.out_w);
+  if (g.pad_left == 1) return output_plane_stride2_pad1(x, taps, bias, c, y, g.in_h, g.out_h, g.out_w);
+  output_plane_stride2_pad0(x, taps, bias, c, y, g.in_h, g.out_h, g.out_w);
+}
+
+// The input gradient at stride 2, by the parity of dx's coordinates: with w the taps, a = dy[i][j..j+8),
+// a1 / a0 the same one column on / back (zero past the row), and b / b1 (pad 1) or c / c0 (pad 0)
+// those of dy row i + 1 / i - 1 (zero past the plane),
+//   pad 1: dx[2i][2j]     = w4 a                    pad 0: dx[2i][2j]     = w0 a + w2 a0 + w6 c + w8 c0
+//          dx[2i][2j+1]   = w3 a1 + w5 a                   dx[2i][2j+1]   = w1 a + w7 c
+//          dx[2i+1][2j]   = w1 b + w7 a                    dx[2i+1][2j]   = w3 a + w5 a0
+//          dx[2i+1][2j+1] = w0 b1 + w2 b + w6 a1 + w8 a    dx[2i+1][2j+1] = w4 a
+// and each pair of parities is interleaved into 16 consecutive columns. The overlapping last block
+// of a row writes the same values again.
 POCK_SIMD_INLINE void store_interleaved(float* to, Vec8 even, Vec8 odd) {
   store8(to, __builtin_shufflevector(even, odd, 0, 8, 1, 9, 2, 10, 3, 11));
   store8(to + 8, __builtin_shufflevector(even, odd, 4, 12, 5, 13, 6, 14, 7, 15));
 }
 
-// The dy row pair's vectors at columns [j, j + 8) and one column on.
-template <bool kRightEdge>
-POCK_SIMD_INLINE void gradient_block(const float* a_row, const float* b_row, const Vec8* t, int64_t j, float* dx_even,
-                                     float* dx_odd) {
-  const Vec8 a = load8(a_row + j), a1 = kRightEdge ? shift_left(a, 0.0f) : load8(a_row + j + 1);
-  store_interleaved(dx_even + 2 * j, t[4] * a, t[3] * a1 + t[5] * a);
-  if (!dx_odd) return;
-  const Vec8 b = b_row ? load8(b_row + j) : Vec8{};
-  const Vec8 b1 = !b_row ? Vec8{} : kRightEdge ? shift_left(b, 0.0f) : load8(b_row + j + 1);
-  store_interleaved(dx_odd + 2 * j, t[1] * b + t[7] * a, t[0] * b1 + t[2] * b + t[6] * a1 + t[8] * a);
+// dy's columns [j, j + 8) of row a_row, and of the row beside it (other_row, null past the plane).
+template <int kPad, bool kLeftEdge, bool kRightEdge>
+POCK_SIMD_INLINE void input_gradient_block(const float* a_row, const float* other_row, const Vec8* t, int64_t j,
+                                           float* dx_even, float* dx_odd) {
+  const Vec8 a = load8(a_row + j);
+  const Vec8 o = other_row ? load8(other_row + j) : Vec8{};
+  if constexpr (kPad == 1) {
+    const Vec8 a1 = kRightEdge ? shift_left(a, 0.0f) : load8(a_row + j + 1);
+    store_interleaved(dx_even + 2 * j, t[4] * a, t[3] * a1 + t[5] * a);
+    if (!dx_odd) return;
+    const Vec8 o1 = !other_row ? Vec8{} : kRightEdge ? shift_left(o, 0.0f) : load8(other_row + j + 1);
+    store_interleaved(dx_odd + 2 * j, t[1] * o + t[7] * a, t[0] * o1 + t[2] * o + t[6] * a1 + t[8] * a);
+  } else {
+    const Vec8 a0 = kLeftEdge ? shift_right(a, 0.0f) : load8(a_row + j - 1);
+    const Vec8 o0 = !other_row ? Vec8{} : kLeftEdge ? shift_right(o, 0.0f) : load8(other_row + j - 1);
+    store_interleaved(dx_even + 2 * j, t[0] * a + t[2] * a0 + t[6] * o + t[8] * o0, t[1] * a + t[7] * o);
+    store_interleaved(dx_odd + 2 * j, t[3] * a + t[5] * a0, t[4] * a);
+  }
 }
 
-POCK_SIMD_CLONES void input_gradient_stride2(const float* dy, const float* taps, float* dx, int64_t height,
+template <int kPad>
+POCK_SIMD_INLINE void input_gradient_stride2(const float* dy, const float* taps, float* dx, int64_t height,
                                              int64_t width, int64_t in_height) {
   Vec8 t[9];
   for (int i = 0; i < 9; ++i) t[i] = splat8(taps[i]);
-  const int64_t in_width = 2 * width;
+  const int64_t in_width = 2 * width, last = width - 8;
   for (int64_t i = 0; i < height; ++i) {
     const float* a_row = dy + i * width;
-    const float* b_row = i + 1 < height ? a_row + width : nullptr;
+    // pad 1: dy row i + 1 and dx row 2i + 1 (either may be past the plane); pad 0: dy row i - 1.
+    const float* other_row = kPad == 1 ? (i + 1 < height ? a_row + width : nullptr) : (i > 0 ? a_row - width : nullptr);
     float* dx_even = dx + 2 * i * in_width;
-    float* dx_odd = 2 * i + 1 < in_height ? dx_even + in_width : nullptr;
-    int64_t j = 0;
-    for (; j + 8 < width; j += 8) gradient_block<false>(a_row, b_row, t, j, dx_even, dx_odd);
-    gradient_block<true>(a_row, b_row, t, j, dx_even, dx_odd);
+    float* dx_odd = kPad == 0 || 2 * i + 1 < in_height ? dx_even + in_width : nullptr;
+    if (width == 8) {
+      input_gradient_block<kPad, true, true>(a_row, other_row, t, 0, dx_even, dx_odd);
+      continue;
+    }
+    input_gradient_block<kPad, true, false>(a_row, other_row, t, 0, dx_even, dx_odd);
+    for (int64_t j = 8; j < last; j += 8) input_gradient_block<kPad, false, false>(a_row, other_row, t, j, dx_even, dx_odd);
+    input_gradient_block<kPad, false, true>(a_row, other_row, t, last, dx_even, dx_odd);
   }
+}
+
+POCK_SIMD_CLONES void input_gradient_stride2_clones(const ConvGeometry& g, const float* dy, const float* taps,
+                                                    float* dx) {
+  if (g.pad_left == 1) return input_gradient_stride2<1>(dy, taps, dx, g.out_h, g.out_w, g.in_h);
+  input_gradient_stride2<0>(dy, taps, dx, g.out_h, g.out_w, g.in_h);
 }
 
 // The weight gradient: tap (ky, kx) sums dy times the input pixel the tap read for it, the same
 // window reads as the forward's, each tap's products kept in its own vector and summed across
-// lanes once per plane (added to the double sums).
-template <bool kLeftEdge, bool kRightEdge>
-POCK_SIMD_INLINE void accumulate_stride1(const float* r, Vec8 d, Vec8* acc, int64_t x) {
-  const Vec8 mid = load8(r + x);
-  acc[0] += d * (kLeftEdge ? shift_right(mid, 0.0f) : load8(r + x - 1));
-  acc[1] += d * mid;
-  acc[2] += d * (kRightEdge ? shift_left(mid, 0.0f) : load8(r + x + 1));
+// lanes once per plane (added to the double sums). The lanes of dy that an overlapping last block
+// has seen already are zeroed, by bits, so that an infinity there counts once.
+using Bits = int32_t __attribute__((vector_size(32)));
+
+template <int kStride, int kPad, bool kLeftEdge, bool kRightEdge>
+POCK_SIMD_INLINE void accumulate_taps(const float* row, Vec8 d, int64_t col, Vec8* acc) {
+  const Window w = window_columns<kStride, kPad, kLeftEdge, kRightEdge>(row, col);
+  acc[0] += d * w.c[0];
+  acc[1] += d * w.c[1];
+  acc[2] += d * w.c[2];
 }
 
-template <bool kLeftEdge, bool kRightEdge>
-POCK_SIMD_INLINE void weight_block_stride1(const float* x, const float* dy, Vec8* acc, int64_t oy, int64_t height,
-                                           int64_t width, int64_t col) {
-  const Vec8 d = load8(dy + oy * width + col);
-  if (oy > 0) accumulate_stride1<kLeftEdge, kRightEdge>(x + (oy - 1) * width, d, acc, col);
-  accumulate_stride1<kLeftEdge, kRightEdge>(x + oy * width, d, acc + 3, col);
-  if (oy + 1 < height) accumulate_stride1<kLeftEdge, kRightEdge>(x + (oy + 1) * width, d, acc + 6, col);
+template <int kStride, int kPad, bool kAbove, bool kBelow, bool kLeftEdge, bool kRightEdge>
+POCK_SIMD_INLINE void weight_gradient_block(const float* r, int64_t in_width, const float* d_row, int64_t col,
+                                            Bits unseen, Vec8* acc) {
+  Vec8 d = load8(d_row + col);
+  if (kRightEdge && !kLeftEdge) d = reinterpret_cast<Vec8>(reinterpret_cast<Bits>(d) & unseen);  // 8 wide: one block
+  if constexpr (kStride == 2) d = in_column_order(d);  // the order is its own inverse
+  if (kAbove) accumulate_taps<kStride, kPad, kLeftEdge, kRightEdge>(r - in_width, d, col, acc);
+  accumulate_taps<kStride, kPad, kLeftEdge, kRightEdge>(r, d, col, acc + 3);
+  if (kBelow) accumulate_taps<kStride, kPad, kLeftEdge, kRightEdge>(r + in_width, d, col, acc + 6);
 }
 
-POCK_SIMD_CLONES void weight_gradient_stride1(const float* x, const float* dy, double* sums, int64_t height,
-                                              int64_t width) {
+template <int kStride, int kPad, bool kAbove, bool kBelow>
+POCK_SIMD_INLINE void weight_gradient_row(const float* r, int64_t in_width, const float* d_row, int64_t width,
+                                          Bits unseen, Vec8* acc) {
+  if (width == 8) {
+    return weight_gradient_block<kStride, kPad, kAbove, kBelow, true, true>(r, in_width, d_row, 0, unseen, acc);
+  }
+  weight_gradient_block<kStride, kPad, kAbove, kBelow, true, false>(r, in_width, d_row, 0, unseen, acc);
+  const int64_t last = width - 8;
+  for (int64_t x = 8; x < last; x += 8) {
+    weight_gradient_block<kStride, kPad, kAbove, kBelow, false, false>(r, in_width, d_row, x, unseen, acc);
+  }
+  weight_gradient_block<kStride, kPad, kAbove, kBelow, false, true>(r, in_width, d_row, last, unseen, acc);
+}
+
+template <int kStride, int kPad>
+POCK_SIMD_INLINE void weight_gradient(const float* x, const float* dy, double* sums, int64_t in_height,
+                                      int64_t height, int64_t width) {
+  const Bits lane = {0, 1, 2, 3, 4, 5, 6, 7};
+  const Bits unseen = lane >= lanes_seen(width);
+  const int64_t in_width = kStride * width;
   Vec8 acc[9] = {};
   for (int64_t oy = 0; oy < height; ++oy) {
-    if (width == 8) {
-      weight_block_stride1<true, true>(x, dy, acc, oy, height, width, 0);
-      continue;
+    const RowWindow rows = row_window<kStride, kPad>(oy, in_height);
+    const float* r = x + rows.middle * in_width;
+    const float* d_row = dy + oy * width;
+    if (rows.above && rows.below) {
+      weight_gradient_row<kStride, kPad, true, true>(r, in_width, d_row, width, unseen, acc);
+    } else if (rows.below) {
+      weight_gradient_row<kStride, kPad, false, true>(r, in_width, d_row, width, unseen, acc);
+    } else if (rows.above) {
+      weight_gradient_row<kStride, kPad, true, false>(r, in_width, d_row, width, unseen, acc);
+    } else {
+      weight_gradient_row<kStride, kPad, false, false>(r, in_width, d_row, width, unseen, acc);
     }
-    weight_block_stride1<true, false>(x, dy, acc, oy, height, width, 0);
-    int64_t col = 8;
-    for (; col + 8 < width; col += 8) weight_block_stride1<false, false>(x, dy, acc, oy, height, width, col);
-    weight_block_stride1<false, true>(x, dy, acc, oy, height, width, col);
   }
   for (int t = 0; t < 9; ++t) sums[t] += lane_sum8(acc[t]);
 }
 
-// Stride 2: dy's block is put in the lane order of even_lanes, in which the input columns come.
-template <bool kLeftEdge>
-POCK_SIMD_INLINE void accumulate_stride2(const float* r, Vec8 d, Vec8* acc, int64_t col) {
-  const float* at = r + 2 * col;
-  const Vec8 a = load8(at), b = load8(at + 8);
-  const Vec8 a_before = kLeftEdge ? shift_right(a, 0.0f) : load8(at - 1), b_before = load8(at + 7);
-  acc[0] += d * even_lanes(a_before, b_before);
-  acc[1] += d * even_lanes(a, b);
-  acc[2] += d * odd_lanes(a, b);
-}
-
-template <bool kLeftEdge>
-POCK_SIMD_INLINE void weight_block_stride2(const float* x, const float* dy, Vec8* acc, int64_t oy, int64_t in_height,
-                                           int64_t width, int64_t col) {
-  const int64_t in_width = 2 * width;
-  const Vec8 d = in_column_order(load8(dy + oy * width + col));  // the order is its own inverse
-  if (oy > 0) accumulate_stride2<kLeftEdge>(x + (2 * oy - 1) * in_width, d, acc, col);
-  accumulate_stride2<kLeftEdge>(x + 2 * oy * in_width, d, acc + 3, col);
-  if (2 * oy + 1 < in_height) accumulate_stride2<kLeftEdge>(x + (2 * oy + 1) * in_width, d, acc + 6, col);
-}
-
-POCK_SIMD_CLONES void weight_gradient_stride2(const float* x, const float* dy, double* sums, int64_t in_height,
-                                              int64_t height, int64_t width) {
-  Vec8 acc[9] = {};
-  for (int64_t oy = 0; oy < height; ++oy) {
-    weight_block_stride2<true>(x, dy, acc, oy, in_height, width, 0);
-    for (int64_t col = 8; col < width; col += 8) weight_block_stride2<false>(x, dy, acc, oy, in_height, width, col);
-  }
-  for (int t = 0; t < 9; ++t) sums[t] += lane_sum8(acc[t]);
+POCK_SIMD_CLONES void weight_gradient_clones(const ConvGeometry& g, const float* x, const float* dy, double* sums) {
+  if (g.stride_w == 1) return weight_gradient<1, 1>(x, dy, sums, g.in_h, g.out_h, g.out_w);
+  if (g.pad_left == 1) return weight_gradient<2, 1>(x, dy, sums, g.in_h, g.out_h, g.out_w);
+  weight_gradient<2, 0>(x, dy, sums, g.in_h, g.out_h, g.out_w);
 }
 
 }  // namespace
@@ -239,39 +298,36 @@ POCK_SIMD_CLONES void weight_gradient_stride2(const float* x, const float* dy, d
 bool depthwise_vector_rows_take(const ConvGeometry& g) {
   const int64_t s = g.stride_w;
   if (g.kernel_h != 3 || g.kernel_w != 3 || g.dilation_h != 1 || g.dilation_w != 1 || (s != 1 && s != 2) ||
-      g.stride_h != s || g.pad_top != 1 || g.pad_left != 1 || g.out_w <= 0 || g.out_w % 8 != 0 ||
-      g.in_w != s * g.out_w || g.out_h <= 0) {
+      g.stride_h != s || g.out_w < 8 || g.in_w != s * g.out_w || g.out_h <= 0 || g.pad_top != g.pad_left) {
     return false;
   }
-  // Stride 1: the last output row is the last input row's (the row below it is padding). Stride
-  // 2: every output row's middle input row exists; the one below may not.
-  return s == 1 ? g.in_h == g.out_h : 2 * (g.out_h - 1) < g.in_h;
+  // Stride 1, pad 1: the last output row is the last input row's (the row below it is padding).
+  if (s == 1) return g.pad_top == 1 && g.in_h == g.out_h;
+  // Stride 2: every output row's middle input row exists; the one below may not. Pad 1 is
+  // PyTorch's; pad 0 with one on the bottom and right is TensorFlow's "same" on even sizes.
+  return (g.pad_top == 1 || g.pad_top == 0) && 2 * (g.out_h - 1) + 1 - g.pad_top < g.in_h;
 }
 
 bool depthwise_vector_rows_take_input_gradient(const ConvGeometry& g) {
   if (g.out_per_group() != 1 || !depthwise_vector_rows_take(g)) return false;
   // Stride 2: every dx row is one of the two that a dy row's pair of parities writes.
-  return g.stride_h == 1 || g.in_h == 2 * g.out_h || g.in_h == 2 * g.out_h - 1;
+  if (g.stride_h == 1) return true;
+  return g.in_h == 2 * g.out_h || (g.pad_top == 1 && g.in_h == 2 * g.out_h - 1);
 }
 
 void depthwise_vector_weight_gradient_plane(const ConvGeometry& g, const float* x, const float* dy, double* sums) {
-  if (g.stride_h == 2) return weight_gradient_stride2(x, dy, sums, g.in_h, g.out_h, g.out_w);
-  weight_gradient_stride1(x, dy, sums, g.out_h, g.out_w);
+  weight_gradient_clones(g, x, dy, sums);
 }
 
 void depthwise_vector_input_gradient_plane(const ConvGeometry& g, const float* dy, const float* w, float* dx) {
-  if (g.stride_h == 2) return input_gradient_stride2(dy, w, dx, g.out_h, g.out_w, g.in_h);
+  if (g.stride_h == 2) return input_gradient_stride2_clones(g, dy, w, dx);
   float turned[9];
   for (int t = 0; t < 9; ++t) turned[t] = w[8 - t];
-  plane_stride1(dy, turned, 0.0f, Clamp{-__builtin_inff(), __builtin_inff()}, dx, g.out_h, g.out_w);
+  output_plane_clones(g, dy, turned, 0.0f, Clamp{-__builtin_inff(), __builtin_inff()}, dx);
 }
 
 void depthwise_vector_plane(const ConvGeometry& g, const float* x, const float* taps, float bias, Clamp c, float* y) {
-  if (g.stride_w == 1) {
-    plane_stride1(x, taps, bias, c, y, g.out_h, g.out_w);
-  } else {
-    plane_stride2(x, taps, bias, c, y, g.in_h, g.out_h, g.out_w);
-  }
+  output_plane_clones(g, x, taps, bias, c, y);
 }
 
 }  // namespace pock::cpu

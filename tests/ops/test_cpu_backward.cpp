@@ -121,6 +121,14 @@ TEST_CASE("cpu depthwise Conv2dGradInput and Conv2dGradWeight match ref on odd s
   both({2, 3, 5, 32, 3, 3, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}});
   both({2, 4, 19, 48, 4, 3, 3, 4, {2, 2}, {1, 1, 1, 1}, {1, 1}});
   both({1, 3, 24, 16, 3, 3, 3, 3, {2, 2}, {1, 1, 0, 0}, {1, 1}});
+  // Widths not a multiple of 8 (the last vector of a row overlaps the one before it: the weight
+  // gradient counts its columns once), and TensorFlow's "same" at stride 2 (pads 0, 0, 1, 1).
+  both({2, 3, 7, 12, 3, 3, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}});
+  both({1, 2, 6, 28, 4, 3, 3, 2, {1, 1}, {1, 1, 1, 1}, {1, 1}});
+  both({2, 3, 13, 28, 3, 3, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}});
+  both({2, 3, 16, 16, 3, 3, 3, 3, {2, 2}, {0, 0, 1, 1}, {1, 1}});
+  both({1, 4, 20, 26, 4, 3, 3, 4, {2, 2}, {0, 0, 1, 1}, {1, 1}});
+  both({1, 2, 11, 26, 2, 3, 3, 2, {2, 2}, {0, 0, 0, 1}, {1, 1}});  // forward rows only: 11 = 2 x 5 + 1
 }
 
 // Depthwise layers of multiplier 1 onto planes up to 64 pixels run channels-last in scratch
@@ -155,9 +163,9 @@ TEST_CASE("cpu channels-last depthwise gradients match ref on small planes", "[o
   const int before = cpu::depthwise_channels_last_testing::gradient_kernels_made();
   all({8, 960, 4, 4, 960, 3, 3, 960, {1, 1}, {1, 1, 1, 1}, {1, 1}}, 1);  // MobileNetV2 features.15-17 at 128 px
   all({8, 576, 8, 8, 576, 3, 3, 576, {2, 2}, {1, 1, 1, 1}, {1, 1}}, 0);  // features.14
-  // The largest planes taken; padded at the bottom and right only, since with a pad of one on top
-  // and left the input gradient goes to the vector planes (depthwise_vector_rows.hpp).
-  all({2, 130, 16, 16, 130, 3, 3, 130, {2, 2}, {0, 0, 1, 1}, {1, 1}}, 0);
+  // The largest output planes taken, at stride 1 with the pads of one side only: a window the
+  // vector planes (depthwise_vector_rows.hpp) do not take.
+  all({2, 130, 9, 9, 130, 3, 3, 130, {1, 1}, {0, 0, 1, 1}, {1, 1}}, 0);
   CHECK(cpu::depthwise_channels_last_testing::gradient_kernels_made() == before + 12);
 }
 

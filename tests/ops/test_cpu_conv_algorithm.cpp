@@ -17,6 +17,7 @@
 #include "kernels/cpu/conv_grad_xnnpack.hpp"
 #include "kernels/cpu/conv_winograd.hpp"
 #include "kernels/cpu/depthwise_channels_last.hpp"
+#include "kernels/cpu/depthwise_vector_rows.hpp"
 #include "runtime/engine_core.hpp"
 #include "support/backend_compare.hpp"
 #include "support/backward_cases.hpp"
@@ -80,8 +81,55 @@ const ConvShape kDepthwiseRows16{1, 3, 9, 16, 6, 3, 3, 3, {1, 1}, {1, 1, 1, 1}, 
 const ConvShape kDepthwiseRows24Stride2{2, 4, 19, 48, 4, 3, 3, 4, {2, 2}, {1, 1, 1, 1}, {1, 1}};  // stride 2, 3 vectors
 const ConvShape kDepthwiseRows8Stride2{1, 3, 24, 16, 3, 3, 3, 3, {2, 2}, {1, 1, 0, 0}, {1, 1}};   // no right/bottom pad
 const ConvShape kDepthwiseRows32{2, 3, 5, 32, 3, 3, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}};          // four vectors a row
+// Widths not a multiple of 8: the last vector of a row overlaps the one before it.
+const ConvShape kDepthwiseRows12{2, 3, 7, 12, 3, 3, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}};
+const ConvShape kDepthwiseRows28{1, 4, 6, 28, 8, 3, 3, 4, {1, 1}, {1, 1, 1, 1}, {1, 1}};          // multiplier 2
+const ConvShape kDepthwiseRows14Stride2{2, 3, 13, 28, 3, 3, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}};  // odd input height
+// TensorFlow's "same" at stride 2 on even sizes: no pad on top and left, one on the bottom and right.
+const ConvShape kDepthwiseRows8Same{2, 3, 16, 16, 3, 3, 3, 3, {2, 2}, {0, 0, 1, 1}, {1, 1}};
+const ConvShape kDepthwiseRows13Same{1, 4, 20, 26, 4, 3, 3, 4, {2, 2}, {0, 0, 1, 1}, {1, 1}};
+const std::vector<ConvShape> kDepthwiseVectorRows{kDepthwiseRows8,         kDepthwiseRows16,    kDepthwiseRows32,
+                                                  kDepthwiseRows24Stride2, kDepthwiseRows8Stride2, kDepthwiseRows12,
+                                                  kDepthwiseRows28,        kDepthwiseRows14Stride2, kDepthwiseRows8Same,
+                                                  kDepthwiseRows13Same};
 
 }  // namespace
+
+TEST_CASE("the depthwise vector planes take MobileNet's 3x3 layers at 224 pixels and TensorFlow's same padding",
+          "[ops][cpu][conv][conv_algorithm]") {
+  // {in_h, in_w, stride, pad top and left, pad bottom and right}: the output follows.
+  auto geometry = [](int64_t in_h, int64_t in_w, int64_t stride, int64_t pad, int64_t pad_end) {
+    cpu::ConvGeometry g;
+    g.batch = 8;
+    g.in_channels = g.out_channels = g.groups = 32;
+    g.in_h = in_h;
+    g.in_w = in_w;
+    g.kernel_h = g.kernel_w = 3;
+    g.stride_h = g.stride_w = stride;
+    g.pad_top = g.pad_left = pad;
+    g.pad_bottom = g.pad_right = pad_end;
+    g.out_h = (in_h + pad + pad_end - 3) / stride + 1;
+    g.out_w = (in_w + pad + pad_end - 3) / stride + 1;
+    return g;
+  };
+  for (int64_t side : {112, 56, 28, 14}) {
+    CHECK(cpu::depthwise_vector_rows_take(geometry(side, side, 1, 1, 1)));
+    CHECK(cpu::depthwise_vector_rows_take_input_gradient(geometry(side, side, 1, 1, 1)));
+    CHECK(cpu::depthwise_vector_rows_take(geometry(2 * side, 2 * side, 2, 1, 1)));  // PyTorch
+    CHECK(cpu::depthwise_vector_rows_take_input_gradient(geometry(2 * side, 2 * side, 2, 1, 1)));
+    CHECK(cpu::depthwise_vector_rows_take(geometry(2 * side, 2 * side, 2, 0, 1)));  // TensorFlow "same"
+    CHECK(cpu::depthwise_vector_rows_take_input_gradient(geometry(2 * side, 2 * side, 2, 0, 1)));
+  }
+  CHECK_FALSE(cpu::depthwise_vector_rows_take(geometry(7, 7, 1, 1, 1)));    // rows narrower than a vector
+  CHECK_FALSE(cpu::depthwise_vector_rows_take(geometry(27, 27, 2, 1, 1)));  // an odd input width
+  CHECK_FALSE(cpu::depthwise_vector_rows_take(geometry(16, 16, 1, 0, 2)));  // stride 1 padded on one side
+  cpu::ConvGeometry dilated = geometry(28, 28, 1, 1, 1);
+  dilated.dilation_h = dilated.dilation_w = 2;
+  CHECK_FALSE(cpu::depthwise_vector_rows_take(dilated));
+  // Pad 0 on an odd input height: the forward's rows exist, dx's last row is no dy row's pair.
+  CHECK(cpu::depthwise_vector_rows_take(geometry(29, 28, 2, 0, 1)));
+  CHECK_FALSE(cpu::depthwise_vector_rows_take_input_gradient(geometry(29, 28, 2, 0, 1)));
+}
 
 TEST_CASE("a named cpu algorithm runs Conv2d and matches ref", "[ops][cpu][conv][conv_algorithm]") {
   uint32_t seed = 9100;
@@ -106,8 +154,7 @@ TEST_CASE("a named cpu algorithm runs Conv2d and matches ref", "[ops][cpu][conv]
     check(conv_forward_case(kDepthwise, false, "relu6", seed += 3), ConvAlgorithm::kDepthwise, threads);
     CHECK(cpu::depthwise_channels_last_testing::forward_kernels_made() == channels_last + 1);
     check(conv_forward_case(kDepthwiseWide, false, "none", seed += 3), ConvAlgorithm::kDepthwise, threads);
-    for (const ConvShape& rows :
-         {kDepthwiseRows8, kDepthwiseRows16, kDepthwiseRows32, kDepthwiseRows24Stride2, kDepthwiseRows8Stride2}) {
+    for (const ConvShape& rows : kDepthwiseVectorRows) {
       check(conv_forward_case(rows, false, "relu6", seed += 3), ConvAlgorithm::kDepthwise, threads);
       check(conv_forward_case(rows, true, "none", seed += 3), ConvAlgorithm::kDepthwise, threads);
     }
@@ -138,8 +185,7 @@ TEST_CASE("a named cpu algorithm runs Conv2dGradInput and matches ref", "[ops][c
     check(grad_input_case(kDepthwiseWide, false, seed += 2), ConvAlgorithm::kDepthwise, threads);
     // Padded by one: dx through the vector planes (stride 1: the forward's, the taps turned;
     // stride 2: by the parities of dx, with an input of twice the output's rows or one fewer).
-    for (const ConvShape& rows :
-         {kDepthwiseRows8, kDepthwiseRows32, kDepthwiseRows16, kDepthwiseRows24Stride2, kDepthwiseRows8Stride2}) {
+    for (const ConvShape& rows : kDepthwiseVectorRows) {
       check(grad_input_case(rows, false, seed += 2), ConvAlgorithm::kDepthwise, threads);
       check(grad_input_case(rows, true, seed += 2), ConvAlgorithm::kDepthwise, threads);
     }
@@ -154,7 +200,8 @@ TEST_CASE("the depthwise loops: a NaN or infinity reaches exactly the outputs wh
   // window covers only padding there must stay finite, as in ref.
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   uint32_t seed = 9500;
-  for (const ConvShape& s : {kDepthwiseRows8, kDepthwiseRows32, kDepthwiseRows24Stride2, kDepthwiseWide}) {
+  for (const ConvShape& s : {kDepthwiseRows8, kDepthwiseRows32, kDepthwiseRows24Stride2, kDepthwiseRows12,
+                             kDepthwiseRows14Stride2, kDepthwiseRows13Same, kDepthwiseWide}) {
     for (bool gradient : {false, true}) {
       OpCase c = gradient ? grad_input_case(s, false, seed += 2) : conv_forward_case(s, false, "none", seed += 3);
       // The image input: x forward, dy for the input gradient (whose planes are the output's).

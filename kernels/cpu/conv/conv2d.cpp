@@ -62,13 +62,15 @@ using Maker = std::unique_ptr<ConvKernel> (*)(const pock_op_desc&, const ConvGeo
 //     32x32 1.00 -> 0.86 ms; on two, 1.54 -> 0.89 and 0.80 -> 0.43 ms. Deeper reductions keep
 //     sgemm, which AVX-512 runs twice as wide; on that AVX2 CPU the tiles won there too (576->96 at
 //     8x8: 0.73 -> 0.62 ms), which `pockc tune` finds per machine.
-//   depthwise 3x3 on rows of at least 32 columns, or padded by one with an output width that is a
-//     multiple of 8: the direct loops (conv_depthwise.cpp; the latter whole planes in vectors,
-//     depthwise_vector_rows.hpp). 96 channels at 64x64 stride 2: 0.9 ms against 2.3 ms; 144 at
+//   depthwise 3x3 on rows of at least 32 columns, or on windows the vector planes take (rows of 8
+//     or more output columns, PyTorch's or TensorFlow's padding): the direct loops
+//     (conv_depthwise.cpp; the latter whole planes in vectors, depthwise_vector_rows.hpp). 96 channels at 64x64 stride 2: 0.9 ms against 2.3 ms; 144 at
 //     32x32 stride 1: 0.8 against 1.5 ms. With the vector planes (one core of an AVX2 AMD EPYC,
 //     pockc tune, batch 8): 384 at 8x8 0.11 against XNNPACK's 0.18 ms, 576 at 8x8 0.16 against
-//     0.34 ms, 192 at 16x16 stride 2 0.08 against 0.19 ms. On other small planes XNNPACK stays
-//     ahead (960 at 4x4: 0.10 against 0.43 ms): the row loops are too short there.
+//     0.34 ms, 192 at 16x16 stride 2 0.08 against 0.19 ms; at 224 pixels (frozen weights) 192 at
+//     28x28 0.48 against 1.81 ms, 576 at 14x14 0.47 against 1.15 ms, 192 at 28x28 stride 2 0.25
+//     against 0.67 ms. On other small planes XNNPACK stays ahead (960 at 4x4: 0.10 against
+//     0.43 ms): the row loops are too short there.
 //   dense, one thread, a deep window (C*kh*kw >= 2048) on a small output (<= 64 pixels): im2col,
 //     whose sgemm then beats XNNPACK by 10-15 % (ResNet-18's 256 channels at 8x8: 5.0 against
 //     5.8 ms; 512 at 4x4: 7.6 against 8.5 ms). On two threads XNNPACK wins these too (3.8 against
