@@ -5,6 +5,7 @@
 
 #include "blob/writer.hpp"
 #include "compiler/emit.hpp"
+#include "compiler/lowering/fold_pads_into_convs.hpp"
 #include "compiler/lowering/lora.hpp"
 #include "compiler/recipe.hpp"
 #include "compiler/passes/passes.hpp"
@@ -63,6 +64,8 @@ Result<std::vector<uint8_t>> compile(const Graph& model, const Recipe* recipe, c
   }
   const Graph& g = program.graph;
   program.functions.push_back(inference_function(g, "infer", g.nodes(), g.outputs()));
+  // Also without a recipe; the training functions fold their own forwards (training.cpp).
+  if (options.optimize) POCK_RETURN_IF_ERROR(fold_pads_into_convs(g, program.functions.back()).status());
   if (recipe) POCK_RETURN_IF_ERROR(build_training_functions(program, *recipe, options));
   // Functions beside the model (a decode step) run in inference form over the same weights.
   for (const GraphFunction& f : program.graph.functions()) {

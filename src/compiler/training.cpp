@@ -157,8 +157,7 @@ Status build_training_functions(TrainingProgram& program, const Recipe& recipe, 
   // first, which names the new constants after the model's nodes.
   PadFolding pads;
   pads.enabled = options.optimize;
-  POCK_RETURN_IF_ERROR(pads.apply(g, program.function("infer")));
-  POCK_RETURN_IF_ERROR(pads.apply(g, &fn));
+  POCK_RETURN_IF_ERROR(pads.apply(g, &fn));  // infer's were folded when it was made (compile.cpp)
   ScaleFolding folding;
   folding.enabled = options.optimize && options.fold_frozen_scales;
   folding.mutated = tensors_mutated_by(fn.nodes);

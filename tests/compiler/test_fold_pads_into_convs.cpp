@@ -107,3 +107,25 @@ TEST_CASE("zero Pads fold into the convolutions that read them; training is unch
     }
   }
 }
+
+TEST_CASE("zero Pads fold into convolutions in a blob compiled for inference only", "[passes][fusion][conv]") {
+  const Graph g = build_padded_net();
+  CompileOptions plain_options;
+  plain_options.optimize = false;
+  auto folded_result = compile(g, nullptr);
+  auto plain_result = compile(g, nullptr, plain_options);
+  INFO(folded_result.status().to_string() << " / " << plain_result.status().to_string());
+  REQUIRE(folded_result.is_ok());
+  REQUIRE(plain_result.is_ok());
+  const ProgramSpec spec = spec_of(folded_result.value());
+  CHECK(count_ops(spec, "infer", "Pad") == 1);
+  CHECK(count_ops(spec_of(plain_result.value()), "infer", "Pad") == 3);
+  CHECK(conv_pads(spec, "infer", "c1") == std::vector<int64_t>{0, 0, 1, 1});
+  for (const char* backend : {"ref", "cpu"}) {
+    INFO(backend);
+    Engine folded = open_engine(folded_result.value(), backend);
+    Engine plain = open_engine(plain_result.value(), backend);
+    const CnnBatch batch = cnn_batch(7);
+    CHECK(max_relative_difference(infer_logits(folded, batch), infer_logits(plain, batch)) < 1e-5);
+  }
+}
