@@ -474,7 +474,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds per workload")
     ap.add_argument("--steps-scale", type=float, default=1.0, help="scale every workload's timed steps")
-    ap.add_argument("--only", nargs="*", help="workload names (default: all)")
+    ap.add_argument("--only", nargs="*", help="workload names (default: the four of workloads(); mobilenetv2-224 runs only when named)")
     ap.add_argument("--no-ort", action="store_true")
     ap.add_argument("--tf-python", help="Python with TensorFlow (prepare_tf.sh): adds the TensorFlow side on the CNNs")
     ap.add_argument("--nice", type=int, default=-10,
@@ -510,7 +510,8 @@ def main():
     results["gemm_peak"] = gemm_peak(os.path.join(args.build_dir, "gemm_peak"), args.work, args.nice)
     log(f"sgemm peak: {results['gemm_peak']['peak_gflops']:.1f} GFLOP/s")
     results["workloads"] = []
-    for w in workloads.workloads():
+    named_only = [w for w in workloads.resolution_workloads() if args.only and w.name in args.only]
+    for w in workloads.workloads() + named_only:
         if args.only and w.name not in args.only:
             continue
         results["workloads"].append(bench_workload(w, args, env, results["gemm_peak"], ort_ok))

@@ -186,8 +186,19 @@ def curve_workloads():
     ]
 
 
+# MobileNetV2 at the 224 pixels most apps train at: its depthwise layers then run on 112, 56, 28,
+# 14 and 7 pixel planes, where the 128-pixel workload has 64 down to 4. Same schemes and batch.
+# Not in workloads() (a step is 3x the 128-pixel one): run_bench.py --only mobilenetv2-224.
+def resolution_workloads():
+    return [
+        Workload("mobilenetv2-224", "MobileNetV2 1.0, 224x224, batch 8", lambda: _torchvision("mobilenet_v2"),
+                 {"input": ((BATCH_CNN, 3, 224, 224), "float32", None)}, (BATCH_CNN,), 1000,
+                 "images", BATCH_CNN, MOBILENET_SPARSE, steps=10, warmup=2, more=[MOBILENET_LATE], ort=False),
+    ]
+
+
 def by_name(name):
-    for w in workloads() + gpu_workloads() + curve_workloads():
+    for w in workloads() + gpu_workloads() + curve_workloads() + resolution_workloads():
         if w.name == name:
             return w
     raise KeyError(name)
