@@ -1,7 +1,8 @@
 // Depthwise Conv2d (one input channel per group, any depth multiplier) directly on NCHW. The weight
 // is read on every run, so this is the path for a trainable depthwise weight; it needs no library.
-//   3x3, no dilation (MobileNet's layers) on rows of 8 or more output columns padded as PyTorch or
-//     TensorFlow pad them: whole planes in vectors (depthwise_vector_rows.hpp).
+//   3x3 and 5x5, no dilation (MobileNet's and EfficientNet's layers) on rows of 8 or more output
+//     columns padded as PyTorch or TensorFlow pad them: whole planes in vectors
+//     (depthwise_vector_rows.hpp).
 //   other 3x3 undilated windows: one pass per output row that reads three input rows and keeps the
 //     nine taps in registers; the columns whose window lies inside the row are one vector loop (a
 //     strided read at stride 2), the few at the edges a scalar loop. Bias and activation are
@@ -93,8 +94,8 @@ class DepthwiseConv final : public ConvKernel {
       inner_begin_ = std::min(g.out_w, ceil_div(g.pad_left, g.stride_w));
       inner_end_ = std::max(inner_begin_, std::min(g.out_w, (g.in_w - 3 + g.pad_left) / g.stride_w + 1));
       if (g.in_w + g.pad_left < 3) inner_end_ = inner_begin_;
-      vector_planes_ = depthwise_vector_rows_take(g);
     }
+    vector_planes_ = depthwise_vector_rows_take(g);  // 3x3, or 5x5
   }
 
   // The row of zeros output_plane_3x3 reads for a row in the padding, allocated at prepare.

@@ -1,5 +1,7 @@
 #include "kernels/cpu/depthwise_vector_rows.hpp"
 
+#include "kernels/cpu/depthwise_vector_lanes.hpp"
+#include "kernels/cpu/depthwise_vector_rows_5x5.hpp"
 #include "kernels/cpu/vec8.hpp"
 
 namespace pock::cpu {
@@ -12,6 +14,7 @@ using simd::load8;
 using simd::splat8;
 using simd::store8;
 using simd::Vec8;
+using namespace depthwise_lanes;
 
 struct Taps {
   Vec8 t[9];
@@ -27,24 +30,6 @@ POCK_SIMD_INLINE Taps taps_of(const float* taps, float bias, Clamp c) {
   return k;
 }
 
-// {before, v0, ..., v6} and {v1, ..., v7, after}: a row's vector one column to the left or right.
-POCK_SIMD_INLINE Vec8 shift_right(Vec8 v, float before) {
-  return __builtin_shufflevector(v, splat8(before), 8, 0, 1, 2, 3, 4, 5, 6);
-}
-POCK_SIMD_INLINE Vec8 shift_left(Vec8 v, float after) {
-  return __builtin_shufflevector(v, splat8(after), 1, 2, 3, 4, 5, 6, 7, 8);
-}
-
-// At stride 2 output column o reads input columns 2o - 1, 2o and 2o + 1 (pad 1) or 2o, 2o + 1 and
-// 2o + 2 (pad 0). From the input vectors a = columns [2x, 2x + 8) and b = [2x + 8, 2x + 16), one
-// in-lane shuffle (vshufps) picks the even columns in the order of outputs {0, 1, 4, 5, 2, 3, 6, 7}
-// of the block, and the same shuffle of the vectors one column earlier or later gives the columns
-// beside them in that order: every tap row works in that order, and the block's sum is put back in
-// column order once, before it is stored.
-POCK_SIMD_INLINE Vec8 even_lanes(Vec8 a, Vec8 b) { return __builtin_shufflevector(a, b, 0, 2, 8, 10, 4, 6, 12, 14); }
-POCK_SIMD_INLINE Vec8 odd_lanes(Vec8 a, Vec8 b) { return __builtin_shufflevector(a, b, 1, 3, 9, 11, 5, 7, 13, 15); }
-POCK_SIMD_INLINE Vec8 in_column_order(Vec8 v) { return __builtin_shufflevector(v, v, 0, 1, 4, 5, 2, 3, 6, 7); }
-
 // What the taps of one tap row read for output columns [x, x + 8): c[kx] for tap column kx, in
 // the stride's lane order. The block at the row's start (kLeftEdge) or end (kRightEdge) takes the
 // column outside the row as a zero lane. Stride 1 has pad 1; stride 2 pad kPad.
@@ -56,16 +41,16 @@ template <int kStride, int kPad, bool kLeftEdge, bool kRightEdge>
 POCK_SIMD_INLINE Window window_columns(const float* r, int64_t x) {
   if constexpr (kStride == 1) {
     const Vec8 mid = load8(r + x);
-    return {{kLeftEdge ? shift_right(mid, 0.0f) : load8(r + x - 1), mid,
-             kRightEdge ? shift_left(mid, 0.0f) : load8(r + x + 1)}};
+    return {{kLeftEdge ? shift_right<1>(mid) : load8(r + x - 1), mid,
+             kRightEdge ? shift_left<1>(mid) : load8(r + x + 1)}};
   } else {
     const float* at = r + 2 * x;
     const Vec8 a = load8(at), b = load8(at + 8);
     if constexpr (kPad == 1) {
-      const Vec8 a_before = kLeftEdge ? shift_right(a, 0.0f) : load8(at - 1), b_before = load8(at + 7);
+      const Vec8 a_before = kLeftEdge ? shift_right<1>(a) : load8(at - 1), b_before = load8(at + 7);
       return {{even_lanes(a_before, b_before), even_lanes(a, b), odd_lanes(a, b)}};
     } else {
-      const Vec8 a_after = load8(at + 1), b_after = kRightEdge ? shift_left(b, 0.0f) : load8(at + 9);
+      const Vec8 a_after = load8(at + 1), b_after = kRightEdge ? shift_left<1>(b) : load8(at + 9);
       return {{even_lanes(a, b), odd_lanes(a, b), odd_lanes(a_after, b_after)}};
     }
   }
@@ -82,11 +67,9 @@ POCK_SIMD_INLINE RowWindow row_window(int64_t oy, int64_t in_height) {
   return {middle, middle > 0, middle + 1 < in_height};
 }
 
-// A row is covered by blocks of 8 columns at 0, 8, ... and a last one at width - 8, which
-// overlaps the one before it when the width is not a multiple of 8: its first lanes_seen lanes.
-// Each row function below writes that sequence out with the edges as template arguments (through
-// a generic lambda the taps lose their registers, 10-20 % on 8x8 planes).
-POCK_SIMD_INLINE int32_t lanes_seen(int64_t width) { return static_cast<int32_t>((8 - width % 8) % 8); }
+// Each row function below writes the sequence of a row's blocks (depthwise_vector_lanes.hpp)
+// out with the edges as template arguments: through a generic lambda the taps lose their
+// registers, 10-20 % on 8x8 planes.
 
 // Output columns [col, col + 8) of one row: r points at the input row under tap row 1;
 // kAbove / kBelow whether the rows above and below it exist.
@@ -183,14 +166,14 @@ POCK_SIMD_INLINE void input_gradient_block(const float* a_row, const float* othe
   const Vec8 a = load8(a_row + j);
   const Vec8 o = other_row ? load8(other_row + j) : Vec8{};
   if constexpr (kPad == 1) {
-    const Vec8 a1 = kRightEdge ? shift_left(a, 0.0f) : load8(a_row + j + 1);
+    const Vec8 a1 = kRightEdge ? shift_left<1>(a) : load8(a_row + j + 1);
     store_interleaved(dx_even + 2 * j, t[4] * a, t[3] * a1 + t[5] * a);
     if (!dx_odd) return;
-    const Vec8 o1 = !other_row ? Vec8{} : kRightEdge ? shift_left(o, 0.0f) : load8(other_row + j + 1);
+    const Vec8 o1 = !other_row ? Vec8{} : kRightEdge ? shift_left<1>(o) : load8(other_row + j + 1);
     store_interleaved(dx_odd + 2 * j, t[1] * o + t[7] * a, t[0] * o1 + t[2] * o + t[6] * a1 + t[8] * a);
   } else {
-    const Vec8 a0 = kLeftEdge ? shift_right(a, 0.0f) : load8(a_row + j - 1);
-    const Vec8 o0 = !other_row ? Vec8{} : kLeftEdge ? shift_right(o, 0.0f) : load8(other_row + j - 1);
+    const Vec8 a0 = kLeftEdge ? shift_right<1>(a) : load8(a_row + j - 1);
+    const Vec8 o0 = !other_row ? Vec8{} : kLeftEdge ? shift_right<1>(o) : load8(other_row + j - 1);
     store_interleaved(dx_even + 2 * j, t[0] * a + t[2] * a0 + t[6] * o + t[8] * o0, t[1] * a + t[7] * o);
     store_interleaved(dx_odd + 2 * j, t[3] * a + t[5] * a0, t[4] * a);
   }
@@ -228,8 +211,6 @@ POCK_SIMD_CLONES void input_gradient_stride2_clones(const ConvGeometry& g, const
 // window reads as the forward's, each tap's products kept in its own vector and summed across
 // lanes once per plane (added to the double sums). The lanes of dy that an overlapping last block
 // has seen already are zeroed, by bits, so that an infinity there counts once.
-using Bits = int32_t __attribute__((vector_size(32)));
-
 template <int kStride, int kPad, bool kLeftEdge, bool kRightEdge>
 POCK_SIMD_INLINE void accumulate_taps(const float* row, Vec8 d, int64_t col, Vec8* acc) {
   const Window w = window_columns<kStride, kPad, kLeftEdge, kRightEdge>(row, col);
@@ -242,7 +223,7 @@ template <int kStride, int kPad, bool kAbove, bool kBelow, bool kLeftEdge, bool 
 POCK_SIMD_INLINE void weight_gradient_block(const float* r, int64_t in_width, const float* d_row, int64_t col,
                                             Bits unseen, Vec8* acc) {
   Vec8 d = load8(d_row + col);
-  if (kRightEdge && !kLeftEdge) d = reinterpret_cast<Vec8>(reinterpret_cast<Bits>(d) & unseen);  // 8 wide: one block
+  if (kRightEdge && !kLeftEdge) d = keep_lanes(d, unseen);  // 8 wide: one block
   if constexpr (kStride == 2) d = in_column_order(d);  // the order is its own inverse
   if (kAbove) accumulate_taps<kStride, kPad, kLeftEdge, kRightEdge>(r - in_width, d, col, acc);
   accumulate_taps<kStride, kPad, kLeftEdge, kRightEdge>(r, d, col, acc + 3);
@@ -266,8 +247,7 @@ POCK_SIMD_INLINE void weight_gradient_row(const float* r, int64_t in_width, cons
 template <int kStride, int kPad>
 POCK_SIMD_INLINE void weight_gradient(const float* x, const float* dy, double* sums, int64_t in_height,
                                       int64_t height, int64_t width) {
-  const Bits lane = {0, 1, 2, 3, 4, 5, 6, 7};
-  const Bits unseen = lane >= lanes_seen(width);
+  const Bits unseen = unseen_lanes(width);
   const int64_t in_width = kStride * width;
   Vec8 acc[9] = {};
   for (int64_t oy = 0; oy < height; ++oy) {
@@ -296,37 +276,52 @@ POCK_SIMD_CLONES void weight_gradient_clones(const ConvGeometry& g, const float*
 }  // namespace
 
 bool depthwise_vector_rows_take(const ConvGeometry& g) {
-  const int64_t s = g.stride_w;
-  if (g.kernel_h != 3 || g.kernel_w != 3 || g.dilation_h != 1 || g.dilation_w != 1 || (s != 1 && s != 2) ||
-      g.stride_h != s || g.out_w < 8 || g.in_w != s * g.out_w || g.out_h <= 0 || g.pad_top != g.pad_left) {
+  const int64_t s = g.stride_w, k = g.kernel_w, w = g.out_w;
+  if ((k != 3 && k != 5) || g.kernel_h != k || g.dilation_h != 1 || g.dilation_w != 1 || (s != 1 && s != 2) ||
+      g.stride_h != s || w < 8 || g.in_w != s * w || g.out_h <= 0 || g.pad_top != g.pad_left) {
     return false;
   }
-  // Stride 1, pad 1: the last output row is the last input row's (the row below it is padding).
-  if (s == 1) return g.pad_top == 1 && g.in_h == g.out_h;
-  // Stride 2: every output row's middle input row exists; the one below may not. Pad 1 is
-  // PyTorch's; pad 0 with one on the bottom and right is TensorFlow's "same" on even sizes.
-  return (g.pad_top == 1 || g.pad_top == 0) && 2 * (g.out_h - 1) + 1 - g.pad_top < g.in_h;
+  const int64_t center = k / 2, pad = g.pad_top;
+  if (s == 1) {
+    // Pad K / 2 on every side: the last output row is the last input row's. A 5x5 window reads
+    // two columns past a block, so a block before the last must end two columns inside the row:
+    // widths of 8, or of 10 or more that are not one past a multiple of 8.
+    if (pad != center || g.in_h != g.out_h) return false;
+    return k == 3 || w == 8 || (w >= 10 && w % 8 != 1);
+  }
+  // Stride 2: PyTorch's pad K / 2, or TensorFlow's "same" on even sizes, one less on top and left
+  // (the rest on the bottom and right). Every output row's center input row exists; the rows
+  // around it may not.
+  if (pad != center && pad != center - 1) return false;
+  return 2 * (g.out_h - 1) - pad + center < g.in_h;
 }
 
 bool depthwise_vector_rows_take_input_gradient(const ConvGeometry& g) {
   if (g.out_per_group() != 1 || !depthwise_vector_rows_take(g)) return false;
-  // Stride 2: every dx row is one of the two that a dy row's pair of parities writes.
+  // Stride 1: the forward's window over dy with the taps turned. Stride 2, 3x3 only: every dx
+  // row is one of the two that a dy row's pair of parities writes.
   if (g.stride_h == 1) return true;
+  if (g.kernel_h != 3) return false;
   return g.in_h == 2 * g.out_h || (g.pad_top == 1 && g.in_h == 2 * g.out_h - 1);
 }
 
 void depthwise_vector_weight_gradient_plane(const ConvGeometry& g, const float* x, const float* dy, double* sums) {
+  if (g.kernel_w == 5) return depthwise_5x5_weight_gradient_plane(g, x, dy, sums);
   weight_gradient_clones(g, x, dy, sums);
 }
 
 void depthwise_vector_input_gradient_plane(const ConvGeometry& g, const float* dy, const float* w, float* dx) {
   if (g.stride_h == 2) return input_gradient_stride2_clones(g, dy, w, dx);
-  float turned[9];
-  for (int t = 0; t < 9; ++t) turned[t] = w[8 - t];
-  output_plane_clones(g, dy, turned, 0.0f, Clamp{-__builtin_inff(), __builtin_inff()}, dx);
+  const int64_t taps = g.kernel_h * g.kernel_w;
+  float turned[25];
+  for (int64_t t = 0; t < taps; ++t) turned[t] = w[taps - 1 - t];
+  const Clamp none{-__builtin_inff(), __builtin_inff()};
+  if (g.kernel_w == 5) return depthwise_5x5_plane(g, dy, turned, 0.0f, none, dx);
+  output_plane_clones(g, dy, turned, 0.0f, none, dx);
 }
 
 void depthwise_vector_plane(const ConvGeometry& g, const float* x, const float* taps, float bias, Clamp c, float* y) {
+  if (g.kernel_w == 5) return depthwise_5x5_plane(g, x, taps, bias, c, y);
   output_plane_clones(g, x, taps, bias, c, y);
 }
 

@@ -88,28 +88,35 @@ const ConvShape kDepthwiseRows14Stride2{2, 3, 13, 28, 3, 3, 3, 3, {2, 2}, {1, 1,
 // TensorFlow's "same" at stride 2 on even sizes: no pad on top and left, one on the bottom and right.
 const ConvShape kDepthwiseRows8Same{2, 3, 16, 16, 3, 3, 3, 3, {2, 2}, {0, 0, 1, 1}, {1, 1}};
 const ConvShape kDepthwiseRows13Same{1, 4, 20, 26, 4, 3, 3, 4, {2, 2}, {0, 0, 1, 1}, {1, 1}};
+// 5x5 windows (EfficientNet-Lite, MobileNetV3): stride 1 padded by two, stride 2 padded by two
+// (PyTorch) or by 1, 1, 2, 2 (TensorFlow's "same"); widths of 8, 10, 12 and 16.
+const ConvShape kDepthwise5x5Rows8{2, 3, 9, 8, 3, 5, 5, 3, {1, 1}, {2, 2, 2, 2}, {1, 1}};
+const ConvShape kDepthwise5x5Rows12{1, 4, 7, 12, 8, 5, 5, 4, {1, 1}, {2, 2, 2, 2}, {1, 1}};  // multiplier 2
+const ConvShape kDepthwise5x5Rows10Stride2{2, 3, 15, 20, 3, 5, 5, 3, {2, 2}, {2, 2, 2, 2}, {1, 1}};
+const ConvShape kDepthwise5x5Rows16Same{1, 3, 12, 32, 3, 5, 5, 3, {2, 2}, {1, 1, 2, 2}, {1, 1}};
 const std::vector<ConvShape> kDepthwiseVectorRows{kDepthwiseRows8,         kDepthwiseRows16,    kDepthwiseRows32,
                                                   kDepthwiseRows24Stride2, kDepthwiseRows8Stride2, kDepthwiseRows12,
                                                   kDepthwiseRows28,        kDepthwiseRows14Stride2, kDepthwiseRows8Same,
-                                                  kDepthwiseRows13Same};
+                                                  kDepthwiseRows13Same,    kDepthwise5x5Rows8,  kDepthwise5x5Rows12,
+                                                  kDepthwise5x5Rows10Stride2, kDepthwise5x5Rows16Same};
 
 }  // namespace
 
-TEST_CASE("the depthwise vector planes take MobileNet's 3x3 layers at 224 pixels and TensorFlow's same padding",
+TEST_CASE("the depthwise vector planes take MobileNet's and EfficientNet's layers at 224 pixels and TensorFlow's padding",
           "[ops][cpu][conv][conv_algorithm]") {
   // {in_h, in_w, stride, pad top and left, pad bottom and right}: the output follows.
-  auto geometry = [](int64_t in_h, int64_t in_w, int64_t stride, int64_t pad, int64_t pad_end) {
+  auto geometry = [](int64_t in_h, int64_t in_w, int64_t stride, int64_t pad, int64_t pad_end, int64_t kernel = 3) {
     cpu::ConvGeometry g;
     g.batch = 8;
     g.in_channels = g.out_channels = g.groups = 32;
     g.in_h = in_h;
     g.in_w = in_w;
-    g.kernel_h = g.kernel_w = 3;
+    g.kernel_h = g.kernel_w = kernel;
     g.stride_h = g.stride_w = stride;
     g.pad_top = g.pad_left = pad;
     g.pad_bottom = g.pad_right = pad_end;
-    g.out_h = (in_h + pad + pad_end - 3) / stride + 1;
-    g.out_w = (in_w + pad + pad_end - 3) / stride + 1;
+    g.out_h = (in_h + pad + pad_end - kernel) / stride + 1;
+    g.out_w = (in_w + pad + pad_end - kernel) / stride + 1;
     return g;
   };
   for (int64_t side : {112, 56, 28, 14}) {
@@ -120,6 +127,17 @@ TEST_CASE("the depthwise vector planes take MobileNet's 3x3 layers at 224 pixels
     CHECK(cpu::depthwise_vector_rows_take(geometry(2 * side, 2 * side, 2, 0, 1)));  // TensorFlow "same"
     CHECK(cpu::depthwise_vector_rows_take_input_gradient(geometry(2 * side, 2 * side, 2, 0, 1)));
   }
+  // 5x5 (EfficientNet-Lite0 at 224): stride 1 padded by two; stride 2 as PyTorch and TensorFlow pad.
+  for (int64_t side : {28, 14}) {
+    CHECK(cpu::depthwise_vector_rows_take(geometry(side, side, 1, 2, 2, 5)));
+    CHECK(cpu::depthwise_vector_rows_take_input_gradient(geometry(side, side, 1, 2, 2, 5)));
+    CHECK(cpu::depthwise_vector_rows_take(geometry(2 * side, 2 * side, 2, 2, 2, 5)));
+    CHECK(cpu::depthwise_vector_rows_take(geometry(2 * side, 2 * side, 2, 1, 2, 5)));
+    CHECK_FALSE(cpu::depthwise_vector_rows_take_input_gradient(geometry(2 * side, 2 * side, 2, 1, 2, 5)));
+  }
+  CHECK_FALSE(cpu::depthwise_vector_rows_take(geometry(9, 9, 1, 2, 2, 5)));  // a block would read past the row
+  CHECK_FALSE(cpu::depthwise_vector_rows_take(geometry(17, 17, 1, 2, 2, 5)));
+  CHECK_FALSE(cpu::depthwise_vector_rows_take(geometry(28, 28, 2, 0, 3, 5)));  // no pad on top and left
   CHECK_FALSE(cpu::depthwise_vector_rows_take(geometry(7, 7, 1, 1, 1)));    // rows narrower than a vector
   CHECK_FALSE(cpu::depthwise_vector_rows_take(geometry(27, 27, 2, 1, 1)));  // an odd input width
   CHECK_FALSE(cpu::depthwise_vector_rows_take(geometry(16, 16, 1, 0, 2)));  // stride 1 padded on one side
@@ -201,7 +219,8 @@ TEST_CASE("the depthwise loops: a NaN or infinity reaches exactly the outputs wh
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   uint32_t seed = 9500;
   for (const ConvShape& s : {kDepthwiseRows8, kDepthwiseRows32, kDepthwiseRows24Stride2, kDepthwiseRows12,
-                             kDepthwiseRows14Stride2, kDepthwiseRows13Same, kDepthwiseWide}) {
+                             kDepthwiseRows14Stride2, kDepthwiseRows13Same, kDepthwise5x5Rows12,
+                             kDepthwise5x5Rows16Same, kDepthwiseWide}) {
     for (bool gradient : {false, true}) {
       OpCase c = gradient ? grad_input_case(s, false, seed += 2) : conv_forward_case(s, false, "none", seed += 3);
       // The image input: x forward, dy for the input gradient (whose planes are the output's).

@@ -167,12 +167,12 @@ TEST_CASE("cpu Conv2d: shared operators give ref's result, also after a later pr
     return;
   }
   const std::vector<float> w_small = test::uniform({8, 4, 3, 3}, 21);
-  const std::vector<float> w_depthwise = test::uniform({64, 1, 5, 5}, 22);
+  const std::vector<float> w_depthwise = test::uniform({64, 1, 7, 7}, 22);
   ConvOp small_1(2, 4, 5, 8, 3, 1, &w_small, 1), small_2(2, 4, 5, 8, 3, 1, &w_small, 2);
-  // Large enough that its scratch comes from another allocation than the small one's; a 5x5
+  // Large enough that its scratch comes from another allocation than the small one's; a 7x7
   // window on rows under 32 columns, so that XNNPACK (not the direct depthwise loops, which need
   // no scratch) runs it.
-  ConvOp large(4, 64, 28, 64, 5, 64, &w_depthwise, 3);
+  ConvOp large(4, 64, 28, 64, 7, 64, &w_depthwise, 3);
   const std::vector<float> want_1 = small_1.reference(), want_2 = small_2.reference(), want_large = large.reference();
 
   KernelScope scope;

@@ -62,9 +62,11 @@ using Maker = std::unique_ptr<ConvKernel> (*)(const pock_op_desc&, const ConvGeo
 //     32x32 1.00 -> 0.86 ms; on two, 1.54 -> 0.89 and 0.80 -> 0.43 ms. Deeper reductions keep
 //     sgemm, which AVX-512 runs twice as wide; on that AVX2 CPU the tiles won there too (576->96 at
 //     8x8: 0.73 -> 0.62 ms), which `pockc tune` finds per machine.
-//   depthwise 3x3 on rows of at least 32 columns, or on windows the vector planes take (rows of 8
-//     or more output columns, PyTorch's or TensorFlow's padding): the direct loops
-//     (conv_depthwise.cpp; the latter whole planes in vectors, depthwise_vector_rows.hpp). 96 channels at 64x64 stride 2: 0.9 ms against 2.3 ms; 144 at
+//   depthwise 3x3 on rows of at least 32 columns, or 3x3 and 5x5 windows the vector planes take
+//     (rows of 8 or more output columns, PyTorch's or TensorFlow's padding): the direct loops
+//     (conv_depthwise.cpp; the latter whole planes in vectors, depthwise_vector_rows.hpp).
+//     EfficientNet-Lite0's frozen 5x5 layers at 224 pixels: 240 at 28x28 2.8 against XNNPACK's
+//     6.8-7.3 ms, 672 at 14x14 2.3 against 4.5-4.7 ms, 144 at 56x56 stride 2 2.5 against 6.9-8.5. 96 channels at 64x64 stride 2: 0.9 ms against 2.3 ms; 144 at
 //     32x32 stride 1: 0.8 against 1.5 ms. With the vector planes (one core of an AVX2 AMD EPYC,
 //     pockc tune, batch 8): 384 at 8x8 0.11 against XNNPACK's 0.18 ms, 576 at 8x8 0.16 against
 //     0.34 ms, 192 at 16x16 stride 2 0.08 against 0.19 ms; at 224 pixels (frozen weights) 192 at
@@ -86,7 +88,7 @@ using Maker = std::unique_ptr<ConvKernel> (*)(const pock_op_desc&, const ConvGeo
 std::vector<Maker> other_ways_for(const ConvGeometry& g, int32_t num_threads) {
   if (pointwise_preferred(g, ConvDirection::kForward)) return {make_pointwise_conv, make_im2col_conv, make_xnnpack_conv};
   if (is_pointwise(g)) return {make_im2col_conv, make_xnnpack_conv};
-  if (g.is_depthwise() && g.kernel_h == 3 && g.kernel_w == 3 && (g.in_w >= 32 || depthwise_vector_rows_take(g))) {
+  if (g.is_depthwise() && (depthwise_vector_rows_take(g) || (g.kernel_h == 3 && g.kernel_w == 3 && g.in_w >= 32))) {
     return {make_depthwise_conv, make_xnnpack_conv, make_im2col_conv};
   }
   if (num_threads == 1 && g.groups == 1 && g.in_channels * g.kernel_h * g.kernel_w >= 2048 && g.out_plane() <= 64) {
