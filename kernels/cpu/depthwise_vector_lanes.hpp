@@ -34,6 +34,13 @@ POCK_SIMD_INLINE Vec8 even_lanes(Vec8 a, Vec8 b) { return __builtin_shufflevecto
 POCK_SIMD_INLINE Vec8 odd_lanes(Vec8 a, Vec8 b) { return __builtin_shufflevector(a, b, 1, 3, 9, 11, 5, 7, 13, 15); }
 POCK_SIMD_INLINE Vec8 in_column_order(Vec8 v) { return __builtin_shufflevector(v, v, 0, 1, 4, 5, 2, 3, 6, 7); }
 
+// The stride-2 input gradients' dx columns: even and odd columns of 8 outputs each, interleaved
+// into the 16 consecutive floats at `to`.
+POCK_SIMD_INLINE void store_interleaved(float* to, Vec8 even, Vec8 odd) {
+  simd::store8(to, __builtin_shufflevector(even, odd, 0, 8, 1, 9, 2, 10, 3, 11));
+  simd::store8(to + 8, __builtin_shufflevector(even, odd, 4, 12, 5, 13, 6, 14, 7, 15));
+}
+
 // A row is covered by blocks of 8 columns at 0, 8, ... and a last one at width - 8, which
 // overlaps the one before it when the width is not a multiple of 8: its first lanes_seen lanes.
 POCK_SIMD_INLINE int32_t lanes_seen(int64_t width) { return static_cast<int32_t>((8 - width % 8) % 8); }

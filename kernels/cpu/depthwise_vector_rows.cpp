@@ -154,10 +154,6 @@ void output_plane_clones(const ConvGeometry& g, const float* x, const float* tap
 //          dx[2i+1][2j+1] = w0 b1 + w2 b + w6 a1 + w8 a    dx[2i+1][2j+1] = w4 a
 // and each pair of parities is interleaved into 16 consecutive columns. The overlapping last block
 // of a row writes the same values again.
-POCK_SIMD_INLINE void store_interleaved(float* to, Vec8 even, Vec8 odd) {
-  store8(to, __builtin_shufflevector(even, odd, 0, 8, 1, 9, 2, 10, 3, 11));
-  store8(to + 8, __builtin_shufflevector(even, odd, 4, 12, 5, 13, 6, 14, 7, 15));
-}
 
 // dy's columns [j, j + 8) of row a_row, and of the row beside it (other_row, null past the plane).
 template <int kPad, bool kLeftEdge, bool kRightEdge>
@@ -298,11 +294,10 @@ bool depthwise_vector_rows_take(const ConvGeometry& g) {
 
 bool depthwise_vector_rows_take_input_gradient(const ConvGeometry& g) {
   if (g.out_per_group() != 1 || !depthwise_vector_rows_take(g)) return false;
-  // Stride 1: the forward's window over dy with the taps turned. Stride 2, 3x3 only: every dx
-  // row is one of the two that a dy row's pair of parities writes.
+  // Stride 1: the forward's window over dy with the taps turned. Stride 2: every dx row is one of
+  // the two that a dy row's pair of parities writes (3x3 also drops the last of an odd height).
   if (g.stride_h == 1) return true;
-  if (g.kernel_h != 3) return false;
-  return g.in_h == 2 * g.out_h || (g.pad_top == 1 && g.in_h == 2 * g.out_h - 1);
+  return g.in_h == 2 * g.out_h || (g.kernel_h == 3 && g.pad_top == 1 && g.in_h == 2 * g.out_h - 1);
 }
 
 void depthwise_vector_weight_gradient_plane(const ConvGeometry& g, const float* x, const float* dy, double* sums) {
@@ -311,6 +306,7 @@ void depthwise_vector_weight_gradient_plane(const ConvGeometry& g, const float* 
 }
 
 void depthwise_vector_input_gradient_plane(const ConvGeometry& g, const float* dy, const float* w, float* dx) {
+  if (g.stride_h == 2 && g.kernel_h == 5) return depthwise_5x5_input_gradient_stride2_plane(g, dy, w, dx);
   if (g.stride_h == 2) return input_gradient_stride2_clones(g, dy, w, dx);
   const int64_t taps = g.kernel_h * g.kernel_w;
   float turned[25];

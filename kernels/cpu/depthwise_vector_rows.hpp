@@ -23,9 +23,9 @@ namespace pock::cpu {
 bool depthwise_vector_rows_take(const ConvGeometry& g);
 
 // The input gradient of such a window with one output channel per input channel: at stride 1 the
-// same window over dy with the taps turned by 180 degrees; at stride 2, 3x3 only (an input of
-// twice the output's rows, or one fewer), each dy row writes two dx rows, their even and odd
-// columns apart.
+// same window over dy with the taps turned by 180 degrees; at stride 2 (an input of twice the
+// output's rows, or for 3x3 one fewer) each dy row writes two dx rows, their even and odd columns
+// apart.
 bool depthwise_vector_rows_take_input_gradient(const ConvGeometry& g);
 // sums[ky * K + kx] += the tap's weight gradient from one image: x the input plane, dy the output
 // channel's plane (any depth multiplier).

@@ -188,6 +188,64 @@ POCK_SIMD_INLINE void weight_gradient(const float* x, const float* dy, double* s
   for (int t = 0; t < kSize * kSize; ++t) sums[t] += lane_sum8(acc[t]);
 }
 
+// The input gradient at stride 2, by the parities of dx's coordinates. With m = 2i + p, tap ky
+// reads dy row i + (p + pad - ky) / 2 where p + pad - ky is even (three taps for one parity, two
+// for the other), and the same along columns; so dx rows 2i and 2i + 1, at columns 2j + q, are
+// sums of dy rows i - 1, i, i + 1 at columns j - 1, j, j + 1 (zero outside dy), each pair of
+// column parities interleaved into 16 consecutive columns. The overlapping last block of a row
+// writes the same values again.
+
+template <int kPad, bool kLeftEdge, bool kRightEdge>
+POCK_SIMD_INLINE void input_gradient_block(const float* const rows[3], const Vec8* t, int64_t j, float* dx_even,
+                                           float* dx_odd) {
+  Vec8 v[3][3];  // v[row - (i - 1)][column - (j - 1)]
+  for (int r = 0; r < 3; ++r) {
+    if (!rows[r]) {
+      v[r][0] = v[r][1] = v[r][2] = Vec8{};
+      continue;
+    }
+    const Vec8 cur = load8(rows[r] + j);
+    v[r][0] = kLeftEdge ? shift_right<1>(cur) : load8(rows[r] + j - 1);
+    v[r][1] = cur;
+    v[r][2] = kRightEdge ? shift_left<1>(cur) : load8(rows[r] + j + 1);
+  }
+  Vec8 out[2][2];
+  for (int p = 0; p < 2; ++p) {
+    for (int q = 0; q < 2; ++q) {
+      Vec8 acc = Vec8{};
+      for (int ky = (p + kPad) % 2; ky < kSize; ky += 2) {
+        for (int kx = (q + kPad) % 2; kx < kSize; kx += 2) {
+          acc += t[ky * kSize + kx] * v[(p + kPad - ky) / 2 + 1][(q + kPad - kx) / 2 + 1];
+        }
+      }
+      out[p][q] = acc;
+    }
+  }
+  store_interleaved(dx_even + 2 * j, out[0][0], out[0][1]);
+  store_interleaved(dx_odd + 2 * j, out[1][0], out[1][1]);
+}
+
+template <int kPad>
+POCK_SIMD_INLINE void input_gradient_stride2(const float* dy, const float* taps, float* dx, int64_t height,
+                                             int64_t width) {
+  Vec8 t[kSize * kSize];
+  for (int i = 0; i < kSize * kSize; ++i) t[i] = splat8(taps[i]);
+  const int64_t in_width = 2 * width, last = width - 8;
+  for (int64_t i = 0; i < height; ++i) {
+    const float* row = dy + i * width;
+    const float* const rows[3] = {i > 0 ? row - width : nullptr, row, i + 1 < height ? row + width : nullptr};
+    float* dx_even = dx + 2 * i * in_width;
+    float* dx_odd = dx_even + in_width;
+    if (width == 8) {
+      input_gradient_block<kPad, true, true>(rows, t, 0, dx_even, dx_odd);
+      continue;
+    }
+    input_gradient_block<kPad, true, false>(rows, t, 0, dx_even, dx_odd);
+    for (int64_t j = 8; j < last; j += 8) input_gradient_block<kPad, false, false>(rows, t, j, dx_even, dx_odd);
+    input_gradient_block<kPad, false, true>(rows, t, last, dx_even, dx_odd);
+  }
+}
+
 POCK_SIMD_CLONES void plane_stride1(const float* x, const float* taps, float bias, Clamp c, float* y, int64_t in_h,
                                     int64_t h, int64_t w) {
   output_plane<1, 2>(x, taps, bias, c, y, in_h, h, w);
@@ -213,7 +271,21 @@ POCK_SIMD_CLONES void weights_stride2_pad1(const float* x, const float* dy, doub
   weight_gradient<2, 1>(x, dy, sums, in_h, h, w);
 }
 
+POCK_SIMD_CLONES void input_gradient_stride2_pad2(const float* dy, const float* taps, float* dx, int64_t h,
+                                                  int64_t w) {
+  input_gradient_stride2<2>(dy, taps, dx, h, w);
+}
+POCK_SIMD_CLONES void input_gradient_stride2_pad1(const float* dy, const float* taps, float* dx, int64_t h,
+                                                  int64_t w) {
+  input_gradient_stride2<1>(dy, taps, dx, h, w);
+}
+
 }  // namespace
+
+void depthwise_5x5_input_gradient_stride2_plane(const ConvGeometry& g, const float* dy, const float* w, float* dx) {
+  if (g.pad_left == 2) return input_gradient_stride2_pad2(dy, w, dx, g.out_h, g.out_w);
+  input_gradient_stride2_pad1(dy, w, dx, g.out_h, g.out_w);
+}
 
 void depthwise_5x5_plane(const ConvGeometry& g, const float* x, const float* taps, float bias, Clamp c, float* y) {
   if (g.stride_w == 1) return plane_stride1(x, taps, bias, c, y, g.in_h, g.out_h, g.out_w);

@@ -130,11 +130,12 @@ TEST_CASE("cpu depthwise Conv2dGradInput and Conv2dGradWeight match ref on odd s
   both({1, 4, 20, 26, 4, 3, 3, 4, {2, 2}, {0, 0, 1, 1}, {1, 1}});
   both({1, 2, 11, 26, 2, 3, 3, 2, {2, 2}, {0, 0, 0, 1}, {1, 1}});  // forward rows only: 11 = 2 x 5 + 1
   // 5x5 (depthwise_vector_rows_5x5.cpp): stride 1 padded by two, stride 2 as PyTorch and
-  // TensorFlow pad it; widths of 8, 10, 12 and 14; planes of one to five rows.
+  // TensorFlow pad it; widths of 8, 10, 12, 14 and 16; planes of 1 to 16 rows.
   both({2, 3, 9, 8, 3, 5, 5, 3, {1, 1}, {2, 2, 2, 2}, {1, 1}});
   both({1, 2, 7, 12, 4, 5, 5, 2, {1, 1}, {2, 2, 2, 2}, {1, 1}});
   both({1, 2, 1, 14, 2, 5, 5, 2, {1, 1}, {2, 2, 2, 2}, {1, 1}});
-  both({2, 3, 15, 20, 3, 5, 5, 3, {2, 2}, {2, 2, 2, 2}, {1, 1}});
+  both({2, 3, 15, 20, 3, 5, 5, 3, {2, 2}, {2, 2, 2, 2}, {1, 1}});  // dx by the loops: 15 rows
+  both({2, 3, 16, 20, 3, 5, 5, 3, {2, 2}, {2, 2, 2, 2}, {1, 1}});  // dx by parities
   both({1, 3, 12, 32, 3, 5, 5, 3, {2, 2}, {1, 1, 2, 2}, {1, 1}});
   both({1, 2, 4, 16, 2, 5, 5, 2, {2, 2}, {1, 1, 2, 2}, {1, 1}});
 }
