@@ -62,10 +62,10 @@ Result<std::vector<uint8_t>> compile(const Graph& model, const Recipe* recipe, c
     POCK_ASSIGN_OR_RETURN(const std::vector<LoraModule> adapted, add_lora_adapters(program.graph, recipe->lora));
     if (!adapted.empty()) program.lora = lora_metadata_json(recipe->lora, adapted);
   }
+  // On the model itself, so that every function built from it below has the folded convolutions.
+  if (options.optimize) fold_pads_into_convs(program.graph);
   const Graph& g = program.graph;
   program.functions.push_back(inference_function(g, "infer", g.nodes(), g.outputs()));
-  // Also without a recipe; the training functions fold their own forwards (training.cpp).
-  if (options.optimize) POCK_RETURN_IF_ERROR(fold_pads_into_convs(g, program.functions.back()).status());
   if (recipe) POCK_RETURN_IF_ERROR(build_training_functions(program, *recipe, options));
   // Functions beside the model (a decode step) run in inference form over the same weights.
   for (const GraphFunction& f : program.graph.functions()) {

@@ -12,7 +12,6 @@
 #include "compiler/lowering/bf16_producers.hpp"
 #include "compiler/lowering/batch_size.hpp"
 #include "compiler/lowering/fold_frozen_scale.hpp"
-#include "compiler/lowering/fold_pads_into_convs.hpp"
 #include "compiler/lowering/quantize_frozen.hpp"
 #include "compiler/lowering/fuse_head_loss.hpp"
 #include "compiler/lowering/quantize_source.hpp"
@@ -94,25 +93,14 @@ struct ScaleFolding {
   }
 };
 
-// Explicit zero Pads into the convolutions that read them (fold_pads_into_convs.hpp), with
-// optimize: on every forward function, before autodiff and the other folds.
-struct PadFolding {
-  bool enabled = false;
-  Status apply(const Graph& g, FunctionDef* fn) const {
-    if (!enabled || fn == nullptr) return Status::ok();
-    return fold_pads_into_convs(g, *fn).status();
-  }
-};
-
 Status build_eval(TrainingProgram& program, const Recipe& recipe, TensorId source, TensorId labels,
-                  const PadFolding& pads, ScaleFolding& folding, Int8Quantizing& int8) {
+                  ScaleFolding& folding, Int8Quantizing& int8) {
   Graph& g = program.graph;
   POCK_ASSIGN_OR_RETURN(ForwardClone fwd, clone_forward(g, ForwardMode::kEval, "eval/", {}, program.step));
   FunctionDef fn;
   fn.name = "eval";
   fn.nodes = std::move(fwd.nodes);
   POCK_ASSIGN_OR_RETURN(fn.loss, append_loss(g, fn.nodes, recipe.loss, fwd.map(source), labels, "eval_loss"));
-  POCK_RETURN_IF_ERROR(pads.apply(g, &fn));
   POCK_RETURN_IF_ERROR(folding.apply(g, &fn));
   POCK_RETURN_IF_ERROR(int8.apply(g, &fn));
   if (int8.blocks.int8_compute) POCK_RETURN_IF_ERROR(fuse_head_loss(g, fn.nodes, fn.loss, false).status());
@@ -155,9 +143,6 @@ Status build_training_functions(TrainingProgram& program, const Recipe& recipe, 
   // known now: the trainable flags, and the running statistics the train forward updates (the
   // optimizer writes only trainable parameters and its own state). The infer function goes
   // first, which names the new constants after the model's nodes.
-  PadFolding pads;
-  pads.enabled = options.optimize;
-  POCK_RETURN_IF_ERROR(pads.apply(g, &fn));  // infer's were folded when it was made (compile.cpp)
   ScaleFolding folding;
   folding.enabled = options.optimize && options.fold_frozen_scales;
   folding.mutated = tensors_mutated_by(fn.nodes);
@@ -191,7 +176,7 @@ Status build_training_functions(TrainingProgram& program, const Recipe& recipe, 
   fn.inputs = function_inputs(g, fn.nodes);
   program.functions.push_back(std::move(fn));
 
-  POCK_RETURN_IF_ERROR(build_eval(program, recipe, source, labels, pads, folding, int8));
+  POCK_RETURN_IF_ERROR(build_eval(program, recipe, source, labels, folding, int8));
   if (recipe.precision == "bf16") {
     for (FunctionDef& f : program.functions) {
       mark_bf16_gemms(f.nodes);

@@ -30,12 +30,11 @@ bool reads_as_image(const Node& n, const TensorUse& use) {
          n.attrs.get_ints("pads", {0, 0, 0, 0}).size() == 4;
 }
 
-}  // namespace
-
-Result<int> fold_pads_into_convs(const Graph& g, FunctionDef& fn) {
-  if (fn.backward_begin >= 0) {
-    return Status(Code::kInternal, "fold_pads_into_convs: function '" + fn.name + "' already has a backward pass");
-  }
+// One node list; `keep`: tensors read from outside it (its outputs), whose Pad stays.
+int fold_node_list(const Graph& g, std::vector<Node>& nodes, const std::vector<TensorId>& keep) {
+  FunctionDef fn;  // FunctionUses reads a function: the list, with `keep` as its outputs
+  fn.nodes = std::move(nodes);
+  fn.outputs = keep;
   const FunctionUses uses(fn);
   std::vector<bool> removed(fn.nodes.size(), false);
   int folded = 0;
@@ -58,13 +57,24 @@ Result<int> fold_pads_into_convs(const Graph& g, FunctionDef& fn) {
     }
     removed[k] = kept_readers == 0 && !uses.is_signature(padded);
   }
-  if (folded == 0) return 0;
-  std::vector<Node> nodes;
-  nodes.reserve(fn.nodes.size());
+  nodes.clear();
   for (size_t k = 0; k < fn.nodes.size(); ++k) {
     if (!removed[k]) nodes.push_back(std::move(fn.nodes[k]));
   }
-  fn.nodes = std::move(nodes);
+  return folded;
+}
+
+}  // namespace
+
+int fold_pads_into_convs(Graph& g) {
+  // A function beside the model reads the model's tensors only through its parameters and state,
+  // but keep whatever it reads anyway.
+  std::vector<TensorId> keep = g.outputs();
+  for (const GraphFunction& f : g.functions()) {
+    for (const Node& n : f.nodes) keep.insert(keep.end(), n.inputs.begin(), n.inputs.end());
+  }
+  int folded = fold_node_list(g, g.mutable_nodes(), keep);
+  for (GraphFunction& f : g.mutable_functions()) folded += fold_node_list(g, f.nodes, f.outputs);
   return folded;
 }
 

@@ -8,12 +8,13 @@
 // for every Conv2d that reads the Pad's output as its image; the Pad goes when nothing else reads
 // it. The arithmetic is the same: the window reads the same zeros.
 #pragma once
-#include "compiler/program.hpp"
+#include "pock/compiler/graph.hpp"
 
 namespace pock {
 
-// Rewrites `fn` (a forward function: it refuses one that has a backward); returns how many
-// convolutions took their input's padding.
-Result<int> fold_pads_into_convs(const Graph& g, FunctionDef& fn);
+// Rewrites the model's own nodes and those of its functions (a decode step), before the infer,
+// train and eval functions are built from them, so that all of those and their backward see the
+// folded convolutions; returns how many convolutions took their input's padding.
+int fold_pads_into_convs(Graph& g);
 
 }  // namespace pock
