@@ -1,5 +1,6 @@
 #include "compiler/lowering/fold_pads_into_convs.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "compiler/passes/rewrite_util.hpp"
@@ -8,6 +9,9 @@ namespace pock {
 namespace {
 
 using Ints = std::vector<int64_t>;
+
+// Pads above this are left as they are (their sums stay far from overflow).
+constexpr int64_t kMaxPad = int64_t{1} << 30;
 
 // The Pad's {top, left, bottom, right} when it is a constant-zero pad of an NCHW image's rows and
 // columns only (no crop, no batch or channel padding), else false.
@@ -18,7 +22,7 @@ bool spatial_zero_pads(const Graph& g, const Node& pad, Ints* hw) {
   const Ints& p = pad.attrs.get_ints("pads", {});
   if (p.size() != 8 || p[0] != 0 || p[1] != 0 || p[4] != 0 || p[5] != 0) return false;
   for (int64_t v : p) {
-    if (v < 0) return false;
+    if (v < 0 || v > kMaxPad) return false;  // a crop, or a hostile size whose sum would overflow
   }
   *hw = {p[2], p[3], p[6], p[7]};
   return true;
@@ -26,8 +30,9 @@ bool spatial_zero_pads(const Graph& g, const Node& pad, Ints* hw) {
 
 // A Conv2d reading `id` as its image (slot 0), NCHW, its pads given or absent.
 bool reads_as_image(const Node& n, const TensorUse& use) {
-  return n.op == "Conv2d" && use.slot == 0 && n.attrs.get_string("layout", "NCHW") == "NCHW" &&
-         n.attrs.get_ints("pads", {0, 0, 0, 0}).size() == 4;
+  if (n.op != "Conv2d" || use.slot != 0 || n.attrs.get_string("layout", "NCHW") != "NCHW") return false;
+  const Ints& pads = n.attrs.get_ints("pads", {0, 0, 0, 0});
+  return pads.size() == 4 && std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v >= 0 && v <= kMaxPad; });
 }
 
 // One node list; `keep`: tensors read from outside it (its outputs), whose Pad stays.
