@@ -35,51 +35,36 @@ bool reads_as_image(const Node& n, const TensorUse& use) {
   return pads.size() == 4 && std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v >= 0 && v <= kMaxPad; });
 }
 
-// One node list; `keep`: tensors read from outside it (its outputs), whose Pad stays.
-int fold_node_list(const Graph& g, std::vector<Node>& nodes, const std::vector<TensorId>& keep) {
-  FunctionDef fn;  // FunctionUses reads a function: the list, with `keep` as its outputs
+// One node list. The Pads stay in it: a Pad no one reads any more is dropped from every function
+// built from the list by the dead-code pass, and the list keeps its positions, which seed the
+// Dropout masks (train_mode.cpp), so the fold does not change a model's random stream.
+int fold_node_list(const Graph& g, std::vector<Node>& nodes) {
+  FunctionDef fn;  // FunctionUses reads a function
   fn.nodes = std::move(nodes);
-  fn.outputs = keep;
   const FunctionUses uses(fn);
-  std::vector<bool> removed(fn.nodes.size(), false);
   int folded = 0;
   for (size_t k = 0; k < fn.nodes.size(); ++k) {
     Ints hw;
     if (!spatial_zero_pads(g, fn.nodes[k], &hw)) continue;
-    const TensorId padded = fn.nodes[k].outputs[0];
-    size_t kept_readers = 0;
-    for (const TensorUse& use : uses.readers(padded)) {
+    for (const TensorUse& use : uses.readers(fn.nodes[k].outputs[0])) {
       Node& conv = fn.nodes[use.node];
-      if (!reads_as_image(conv, use)) {
-        ++kept_readers;
-        continue;
-      }
+      if (!reads_as_image(conv, use)) continue;
       Ints pads = conv.attrs.get_ints("pads", {0, 0, 0, 0});
       for (size_t i = 0; i < 4; ++i) pads[i] += hw[i];
       conv.attrs.set("pads", pads);
       conv.inputs[0] = fn.nodes[k].inputs[0];
       ++folded;
     }
-    removed[k] = kept_readers == 0 && !uses.is_signature(padded);
   }
-  nodes.clear();
-  for (size_t k = 0; k < fn.nodes.size(); ++k) {
-    if (!removed[k]) nodes.push_back(std::move(fn.nodes[k]));
-  }
+  nodes = std::move(fn.nodes);
   return folded;
 }
 
 }  // namespace
 
 int fold_pads_into_convs(Graph& g) {
-  // A function beside the model reads the model's tensors only through its parameters and state,
-  // but keep whatever it reads anyway.
-  std::vector<TensorId> keep = g.outputs();
-  for (const GraphFunction& f : g.functions()) {
-    for (const Node& n : f.nodes) keep.insert(keep.end(), n.inputs.begin(), n.inputs.end());
-  }
-  int folded = fold_node_list(g, g.mutable_nodes(), keep);
-  for (GraphFunction& f : g.mutable_functions()) folded += fold_node_list(g, f.nodes, f.outputs);
+  int folded = fold_node_list(g, g.mutable_nodes());
+  for (GraphFunction& f : g.mutable_functions()) folded += fold_node_list(g, f.nodes);
   return folded;
 }
 

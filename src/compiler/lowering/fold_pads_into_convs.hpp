@@ -5,8 +5,9 @@
 // backward, the padded copy stays alive for the weight gradient, and the convolution kernels see
 // a window without padding on a grown plane, which is not the shape their fast paths take.
 //   Pad(x, spatial pads p, constant 0) -> Conv2d(pads q)   becomes   Conv2d(x, pads p + q)
-// for every Conv2d that reads the Pad's output as its image; the Pad goes when nothing else reads
-// it. The arithmetic is the same: the window reads the same zeros.
+// for every Conv2d that reads the Pad's output as its image; the Pad goes (by dead-code
+// elimination) when nothing else reads it. The arithmetic is the same: the window reads the same
+// zeros.
 #pragma once
 #include "pock/compiler/graph.hpp"
 
