@@ -1,7 +1,8 @@
 # The two commands of the README:
 #   make test   install missing Debian packages, configure, build everything, run every test,
 #               then cross-build the aarch64 (NEON) tests and run them under qemu-aarch64; it
-#               downloads onnx's wheel first, for the stored ONNX tests (best effort)
+#               downloads onnx's wheel first, for the stored ONNX tests, and makes the venvs of the
+#               JAX and ONNX Runtime checks (best effort)
 #   make demo   the same set-up, then build and run the demo (examples/personalize/run.sh)
 #   make fuzz   libFuzzer on every parser under ASan + UBSan (scripts/fuzz.sh; FUZZ_SECONDS per target)
 # Variables: BUILD_DIR (default build), JOBS (default: all cores), CMAKE_ARGS (first configure),
@@ -18,6 +19,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 
 test: build
 	@bash scripts/fetch-onnx-test-data.sh $(BUILD_DIR)/onnx-test-data
+	@bash scripts/prepare-test-venvs.sh $(BUILD_DIR)
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
 	@if [ "$(AARCH64)" = 1 ]; then \
 	  BUILD_DIR=$(BUILD_DIR)-aarch64 JOBS=$(JOBS) bash scripts/test-aarch64.sh; \

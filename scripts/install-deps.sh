@@ -20,6 +20,8 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler libzip-dev libbenchmark-dev
   # PyTorch parity tests (run under /usr/bin/python3) and the demo's data
   python3-torch python3-torchvision python3-onnx python3-numpy dataset-fashion-mnist
+  # venvs for the JAX and ONNX Runtime checks (scripts/prepare-test-venvs.sh)
+  python3-venv
   # the Python package pockengine (python/): headers of /usr/bin/python3, which it is built for
   python3-dev
   # aarch64 cross build whose NEON tests run under emulation (scripts/test-aarch64.sh); the

@@ -4,9 +4,10 @@ training run of export_model.py (a folded BatchNorm, a partial-channel weight, r
 that training moves), exported from the checkpoint, then run by onnxruntime on the same inputs.
 Prints the max abs difference; fails above 1e-4 or when training left the outputs unchanged.
 
-Usage: check_export_ort.py --pockc PATH. Needs numpy, onnx, torch (to build the model) and
-onnxruntime; exit 77 (skipped) naming what is missing. The ctest case runs it with
-POCK_ORT_PYTHON (a python that has onnxruntime, e.g. the venv of benchmarks/prepare_python.sh).
+Usage: check_export_ort.py --pockc PATH [--venv DIR]. Needs numpy, onnx, torch (to build the
+model) and onnxruntime, which no Debian package has: run by a python without it, the script runs
+itself again under DIR's python (BUILD/ort-venv, made by scripts/prepare-test-venvs.sh), and
+exits 77 (skipped), saying why, when that cannot import it either.
 """
 import argparse
 import os
@@ -14,29 +15,33 @@ import sys
 import tempfile
 import warnings
 
-try:
-    import numpy as np
-    import onnxruntime as ort
-    import torch  # noqa: F401  (export_model builds the model with it)
-except ImportError as e:
-    print(f"SKIP: {e} (run with a python that has onnxruntime: cmake -DPOCK_ORT_PYTHON=...)")
-    sys.exit(77)
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import export_model as em  # noqa: E402
+from venv_reexec import SKIP, reexec_in_venv  # noqa: E402
 
 TOL = 1e-4
-
-
-def ort_logits(path, x):
-    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    return np.concatenate([session.run(["logits"], {"x": x[i:i + em.BATCH]})[0] for i in range(0, len(x), em.BATCH)])
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pockc", required=True)
-    pockc = ap.parse_args().pockc
+    ap.add_argument("--venv", default="", help="a venv with onnxruntime to run under")
+    args = ap.parse_args()
+    reexec_in_venv(args.venv, ("onnxruntime",), "scripts/prepare-test-venvs.sh BUILD_DIR")
+    try:
+        import numpy as np
+        import onnxruntime as ort
+        import torch  # noqa: F401  (export_model builds the model with it)
+    except ImportError as e:
+        print(f"SKIP: {e}")
+        return SKIP
+    import export_model as em
+
+    def ort_logits(path, x):
+        session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        return np.concatenate([session.run(["logits"], {"x": x[i:i + em.BATCH]})[0]
+                               for i in range(0, len(x), em.BATCH)])
+
+    pockc = args.pockc
     warnings.filterwarnings("ignore")
     with tempfile.TemporaryDirectory() as d:
         source = os.path.join(d, "net.onnx")

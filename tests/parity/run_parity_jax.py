@@ -6,36 +6,21 @@ exported with jax2onnx at its defaults, as docs/exporting.md shows. `pockc compi
 infer` must reproduce the model's outputs; `pockc compile --recipe` + `pockc train` must reproduce
 optax's SGD-momentum and AdamW runs: the loss step by step and every weight after the last step.
 
-JAX, Flax, optax and jax2onnx are not Debian packages: tests/parity/prepare_jax_venv.sh installs
+JAX, Flax, optax and jax2onnx are not Debian packages: scripts/prepare-test-venvs.sh installs
 them into BUILD/jax-venv. Run by any python3 with --venv, the script runs itself again under the
 venv's python. Exit status: 0 passed, 1 a mismatch or error, 77 (ctest SKIP) when there is no
 venv.
 """
 import argparse
-import importlib.util
 import itertools
 import os
 import sys
 import tempfile
 import time
 
-SKIP = 77
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def reexec_in_venv(venv):
-    """Runs this script under the venv's python when the current one lacks JAX."""
-    if all(importlib.util.find_spec(m) for m in ("jax", "jax2onnx", "optax", "flax")):
-        return
-    python = os.path.join(venv, "bin", "python") if venv else ""
-    if os.environ.get("POCK_JAX_VENV_TRIED"):
-        print(f"SKIP: {sys.executable} (the venv's python) cannot import jax and jax2onnx: rerun prepare_jax_venv.sh")
-        sys.exit(SKIP)
-    if not python or not os.access(python, os.X_OK):
-        print(f"SKIP: no JAX venv at '{venv}' (make one with tests/parity/prepare_jax_venv.sh BUILD_DIR)")
-        sys.exit(SKIP)
-    os.environ["POCK_JAX_VENV_TRIED"] = "1"
-    os.execv(python, [python, os.path.abspath(__file__), *sys.argv[1:]])
+sys.path.insert(0, HERE)
+from venv_reexec import reexec_in_venv  # noqa: E402
 
 
 BATCH = 4
@@ -201,11 +186,10 @@ def check(pockc, work):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pockc", required=True, help="path to the pockc binary")
-    ap.add_argument("--venv", default="", help="the JAX venv (prepare_jax_venv.sh) to run under")
+    ap.add_argument("--venv", default="", help="the JAX venv (scripts/prepare-test-venvs.sh) to run under")
     ap.add_argument("--work", default="", help="keep files here instead of a temporary directory")
     args = ap.parse_args()
-    reexec_in_venv(args.venv)
-    sys.path.insert(0, HERE)
+    reexec_in_venv(args.venv, ("jax", "jax2onnx", "optax", "flax"), "scripts/prepare-test-venvs.sh BUILD_DIR")
     from parity_common import Mismatch
     start = time.time()
     with tempfile.TemporaryDirectory() as tmp:
