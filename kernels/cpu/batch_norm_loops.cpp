@@ -39,11 +39,16 @@ POCK_SIMD_CLONES float sum_squared_deviation(const float* x, float center, int64
   return lane_sum8(acc) + tail;
 }
 
-POCK_SIMD_CLONES void normalize(const float* x, float center, float scale, float shift, float* y, int64_t rows,
-                                int64_t stride, int64_t n) {
+POCK_SIMD_CLONES void normalize(const float* x, float center, float scale, float shift, Clamp clamp, float* y,
+                                int64_t rows, int64_t stride, int64_t n) {
+  const float lo = clamp.lo, hi = clamp.hi;
   for (int64_t r = 0; r < rows; ++r, x += stride, y += stride) {
 #pragma omp simd
-    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - center) * scale + shift;
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = (x[i] - center) * scale + shift;
+      const float above = v < lo ? lo : v;
+      y[i] = above > hi ? hi : above;
+    }
   }
 }
 

@@ -122,9 +122,11 @@ Status run_batch_norm(const KernelCall& c, const params::BatchNormParams& p, con
   const float* var = c.in_data<float>(4);
   float* y = c.out_data<float>(0);
   const double eps = p.eps;
+  const Clamp clamp = clamp_of(p.activation);
   for_channels(c, l, [&](int64_t ch) {
     const float scale = static_cast<float>(gamma[ch] / std::sqrt(static_cast<double>(var[ch]) + eps));
-    loops.normalize(x + l.row(0, ch), mean[ch], scale, beta[ch], y + l.row(0, ch), l.batch, l.stride(), l.inner);
+    loops.normalize(x + l.row(0, ch), mean[ch], scale, beta[ch], clamp, y + l.row(0, ch), l.batch, l.stride(),
+                    l.inner);
   });
   return Status::ok();
 }
@@ -143,6 +145,7 @@ Status run_batch_norm_train(const KernelCall& c, const params::BatchNormParams& 
   const double eps = p.eps;
   const double momentum = p.momentum;
   const double count = static_cast<double>(l.count());
+  const Clamp clamp = clamp_of(p.activation);
   for_channels(c, l, [&](int64_t ch) {
     double sum = 0.0;
     for_pieces(l, ch, [&](int64_t at, int64_t rows, int64_t n) { sum += loops.sum(x + at, rows, l.stride(), n); });
@@ -155,7 +158,7 @@ Status run_batch_norm_train(const KernelCall& c, const params::BatchNormParams& 
     const double var = squares / count;  // biased: what normalizes the batch
     const double invstd = 1.0 / std::sqrt(var + eps);
     const float scale = static_cast<float>(invstd * gamma[ch]);
-    loops.normalize(x + l.row(0, ch), mean, scale, beta[ch], y + l.row(0, ch), l.batch, l.stride(), l.inner);
+    loops.normalize(x + l.row(0, ch), mean, scale, beta[ch], clamp, y + l.row(0, ch), l.batch, l.stride(), l.inner);
     saved_mean[ch] = mean;
     saved_invstd[ch] = static_cast<float>(invstd);
     // Running statistics track the unbiased variance (PyTorch).

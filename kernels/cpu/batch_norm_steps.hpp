@@ -1,5 +1,6 @@
 // BatchNorm's training ops, per channel over x [N, C, inner]: BatchNormTrain (batch statistics,
-// normalize, update running statistics), BatchNormTrainGrad and BatchNormParamGrad. The traversal
+// normalize and the fused activation, update running statistics), BatchNormTrainGrad and
+// BatchNormParamGrad. The traversal
 // — channels split over the pool, each channel's rows summed in f32 lanes and the rows added in
 // double — is shared by the cpu and neon backends; each brings its vector loops (BatchNormLoops).
 //
@@ -10,6 +11,7 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/cpu/activation_epilogue.hpp"
 #include "kernels/params/norm.hpp"
 #include "runtime/kernel.hpp"
 
@@ -22,9 +24,10 @@ struct BatchNormLoops {
   float (*sum)(const float* x, int64_t rows, int64_t stride, int64_t n);
   // sum of (x - center)^2
   float (*sum_squared_deviation)(const float* x, float center, int64_t rows, int64_t stride, int64_t n);
-  // y = (x - center) * scale + shift (y at the same offsets as x)
-  void (*normalize)(const float* x, float center, float scale, float shift, float* y, int64_t rows, int64_t stride,
-                    int64_t n);
+  // y = clamp((x - center) * scale + shift) (y at the same offsets as x): the fused activation as a
+  // clamp [lo, hi] (activation_epilogue.hpp), two selects that let NaN through as Relu6 does
+  void (*normalize)(const float* x, float center, float scale, float shift, Clamp clamp, float* y, int64_t rows,
+                    int64_t stride, int64_t n);
   // *sum_dy = sum of dy, *sum_dy_dev = sum of dy * (x - center)
   void (*grad_sums)(const float* dy, const float* x, float center, int64_t rows, int64_t stride, int64_t n,
                     float* sum_dy, float* sum_dy_dev);

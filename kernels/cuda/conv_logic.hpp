@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "ir/activation.hpp"
+#include "kernels/cuda/activation_epilogue.hpp"
 #include "kernels/cuda/hd.hpp"
 #include "kernels/cuda/row_team.hpp"
 #include "kernels/params/conv.hpp"
@@ -17,13 +18,6 @@
 namespace pock::cuda {
 
 using ref::Window;
-
-// The Relu / Relu6 epilogue with apply_activation's expressions (NaN passes through).
-POCK_HD float activate(Activation a, float v) {
-  if (a == Activation::kRelu) return v < 0.0f ? 0.0f : v;
-  if (a == Activation::kRelu6) return v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v);
-  return v;
-}
 
 // y = activation(y + bias[channel]) in place over cuDNN's NCHW output.
 struct ConvEpilogue {

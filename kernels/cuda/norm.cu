@@ -49,7 +49,8 @@ Status batch_norm(const KernelCall& c, const params::BatchNormParams& p) {
   const ChannelView v = channel_view(c.in(0).dims, c.in(0).rank);
   const BatchNormElement element{c.in_data<float>(0), c.in_data<float>(1), c.in_data<float>(2),
                                  c.in_data<float>(3), c.in_data<float>(4), c.out_data<float>(0),
-                                 v.channels,          v.inner,             static_cast<float>(p.eps)};
+                                 v.channels,          v.inner,             static_cast<float>(p.eps),
+                                 p.activation};
   return launched(c, launch_map(numel(c.in(0)), current_stream(), element));
 }
 
@@ -59,7 +60,7 @@ Status batch_norm_train(const KernelCall& c, const params::BatchNormParams& p) {
   const BatchNormTrainChannel channel{c.in_data<float>(0),    c.in_data<float>(1),    c.in_data<float>(2),
                                       c.inout_data<float>(3), c.inout_data<float>(4), c.out_data<float>(0),
                                       c.out_data<float>(1),   c.out_data<float>(2),   v,
-                                      static_cast<float>(p.eps), static_cast<float>(p.momentum)};
+                                      static_cast<float>(p.eps), static_cast<float>(p.momentum), p.activation};
   return launched(c, launch_rows(v.channels, v.count(), current_stream(), channel));
 }
 

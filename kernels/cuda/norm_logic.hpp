@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cuda/activation_epilogue.hpp"
 #include "kernels/cuda/hd.hpp"
 #include "kernels/cuda/row_team.hpp"
 
@@ -118,11 +119,12 @@ struct BatchNormElement {
   float* y;
   int64_t channels, inner;
   float eps;
+  Activation activation;
 
   POCK_HD void operator()(int64_t i) const {
     const int64_t ch = (i / inner) % channels;
     const float scale = gamma[ch] / sqrtf(var[ch] + eps);
-    y[i] = x[i] * scale + (beta[ch] - mean[ch] * scale);
+    y[i] = activate(activation, x[i] * scale + (beta[ch] - mean[ch] * scale));
   }
 };
 
@@ -139,6 +141,7 @@ struct BatchNormTrainChannel {
   float* saved_invstd;
   ChannelView view;
   float eps, momentum;
+  Activation activation;
 
   template <typename Team>
   POCK_HD void operator()(const Team& team, int64_t ch) const {
@@ -150,7 +153,8 @@ struct BatchNormTrainChannel {
     view.for_each(team, ch, [&](int64_t i) { squares += (x[i] - mean) * (x[i] - mean); });
     const float var = team.sum(squares) / static_cast<float>(count);  // biased: what normalizes the batch
     const float invstd = 1.0f / sqrtf(var + eps);
-    view.for_each(team, ch, [&](int64_t i) { y[i] = (x[i] - mean) * invstd * gamma[ch] + beta[ch]; });
+    view.for_each(team, ch,
+                  [&](int64_t i) { y[i] = activate(activation, (x[i] - mean) * invstd * gamma[ch] + beta[ch]); });
     if (team.lane == 0) {
       saved_mean[ch] = mean;
       saved_invstd[ch] = invstd;

@@ -36,11 +36,17 @@ float sum_squared_deviation(const float* x, float center, int64_t rows, int64_t 
   return s + vaddvq_f32(acc);
 }
 
-void normalize(const float* x, float center, float scale, float shift, float* y, int64_t rows, int64_t stride,
-               int64_t n) {
+// The clamp by compare and select, as ref's Relu6: vmaxq / vminq would make -0 into +0.
+void normalize(const float* x, float center, float scale, float shift, cpu::Clamp clamp, float* y, int64_t rows,
+               int64_t stride, int64_t n) {
   const float32x4_t c = vdupq_n_f32(center), k = vdupq_n_f32(scale), b = vdupq_n_f32(shift);
+  const float32x4_t lo = vdupq_n_f32(clamp.lo), hi = vdupq_n_f32(clamp.hi);
   for (int64_t r = 0; r < rows; ++r, x += stride, y += stride) {
-    map(x, y, n, [&](float32x4_t v) { return vfmaq_f32(b, vsubq_f32(v, c), k); });
+    map(x, y, n, [&](float32x4_t v) {
+      const float32x4_t t = vfmaq_f32(b, vsubq_f32(v, c), k);
+      const float32x4_t above = select(vcltq_f32(t, lo), lo, t);
+      return select(vcgtq_f32(above, hi), hi, above);
+    });
   }
 }
 

@@ -62,4 +62,11 @@ int32_t AttrReader::axis(std::string_view name, int32_t rank, int64_t fallback) 
   return static_cast<int32_t>(a);
 }
 
+Activation AttrReader::activation() {
+  const std::string_view name = text("activation", "none");
+  const std::optional<Activation> parsed = parse_activation(name);
+  if (!parsed) invalid("activation", "is '" + std::string(name) + "', not none, relu or relu6");
+  return parsed.value_or(Activation::kNone);
+}
+
 }  // namespace pock::params

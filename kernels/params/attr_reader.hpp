@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "ir/activation.hpp"
 #include "pock/backend.h"
 #include "pock/status.hpp"
 
@@ -19,6 +20,8 @@ class AttrReader {
   std::string_view text(std::string_view name, std::string_view fallback);
   // An axis of a tensor of rank `rank`, negative ones counted from the end; out of range is an error.
   int32_t axis(std::string_view name, int32_t rank, int64_t fallback);
+  // The fused epilogue "activation" of Conv2d, Linear and the BatchNorms (ir/activation.hpp).
+  Activation activation();
   // An error naming the op and the attribute, also kept for status().
   void invalid(std::string_view name, const std::string& why);
   Status status() const { return status_; }

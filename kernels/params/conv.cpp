@@ -43,10 +43,7 @@ Status parse(const pock_op_desc& op, WindowParams* out) {
   const std::string_view layout = r.text("layout", "NCHW");
   if (layout != "NCHW" && layout != "NHWC") r.invalid("layout", "is '" + std::string(layout) + "', not NCHW or NHWC");
   out->nhwc = layout == "NHWC";
-  const std::string_view activation = r.text("activation", "none");
-  const std::optional<Activation> parsed = parse_activation(activation);
-  if (!parsed) r.invalid("activation", "is '" + std::string(activation) + "', not none, relu or relu6");
-  out->activation = parsed.value_or(Activation::kNone);
+  out->activation = r.activation();
   const std::string_view compute = r.text("compute", "f32");
   if (compute != "f32" && compute != "bf16") r.invalid("compute", "is '" + std::string(compute) + "', not f32 or bf16");
   out->bf16 = compute == "bf16";

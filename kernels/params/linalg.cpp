@@ -10,10 +10,7 @@ Status parse(const pock_op_desc& op, MatMulParams* out) {
   AttrReader r(op);
   out->transpose_a = r.integer("transpose_a", 0) != 0;
   out->transpose_b = r.integer("transpose_b", 0) != 0;
-  const std::string_view activation = r.text("activation", "none");
-  const std::optional<Activation> parsed = parse_activation(activation);
-  if (!parsed) r.invalid("activation", "is '" + std::string(activation) + "', not none, relu or relu6");
-  out->activation = parsed.value_or(Activation::kNone);
+  out->activation = r.activation();
   const std::string_view compute = r.text("compute", "f32");
   if (compute != "f32" && compute != "bf16") r.invalid("compute", "is '" + std::string(compute) + "', not f32 or bf16");
   out->bf16 = compute == "bf16";

@@ -40,6 +40,7 @@ Status parse(const pock_op_desc& op, BatchNormParams* out) {
   AttrReader r(op);
   out->eps = r.real("eps", 1e-5);
   out->momentum = r.real("momentum", 0.1);
+  out->activation = r.activation();
   if (!(out->eps >= 0.0)) r.invalid("eps", "must not be negative");
   return r.status();
 }

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+#include "ir/activation.hpp"
 #include "pock/backend.h"
 #include "pock/status.hpp"
 
@@ -27,9 +28,11 @@ struct AxisNormParams {
   bool axis_is_last(const pock_tensor_desc& x) const { return around(x).inner == 1; }
 };
 
-// BatchNorm (inference) and BatchNormTrain: running statistics move by `momentum` (PyTorch).
+// BatchNorm (inference) and BatchNormTrain: running statistics move by `momentum` (PyTorch);
+// `activation` is applied to y as it is written (the fusion pass sets it, as on Conv2d).
 struct BatchNormParams {
   double eps = 1e-5, momentum = 0.1;
+  Activation activation = Activation::kNone;
 };
 
 Status parse(const pock_op_desc& op, AxisNormParams* out);

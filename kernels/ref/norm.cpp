@@ -1,6 +1,7 @@
 // Reference kernels of the norm family: BatchNorm (inference), BatchNormTrain, LayerNorm, RMSNorm,
 // Softmax and LogSoftmax. f32 in and out; statistics in double, two passes (mean, then squared
-// deviations) so that large offsets do not cancel.
+// deviations) so that large offsets do not cancel. The BatchNorms' fused activation is applied to
+// the f32 value, as the separate Relu / Relu6 would.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -28,7 +29,9 @@ Status batch_norm(const KernelCall& c, const params::BatchNormParams& p) {
     const double shift = beta[ch] - mean[ch] * scale;
     for (int64_t n = 0; n < v.outer; ++n) {
       const int64_t base = (n * v.len + ch) * v.inner;
-      for (int64_t i = 0; i < v.inner; ++i) y[base + i] = static_cast<float>(x[base + i] * scale + shift);
+      for (int64_t i = 0; i < v.inner; ++i) {
+        y[base + i] = apply_activation(p.activation, static_cast<float>(x[base + i] * scale + shift));
+      }
     }
   }
   return Status::ok();
@@ -65,7 +68,8 @@ Status batch_norm_train(const KernelCall& c, const params::BatchNormParams& p) {
     for (int64_t n = 0; n < v.outer; ++n) {
       const int64_t base = (n * v.len + ch) * v.inner;
       for (int64_t i = 0; i < v.inner; ++i) {
-        y[base + i] = static_cast<float>((x[base + i] - mean) * invstd * gamma[ch] + beta[ch]);
+        y[base + i] = apply_activation(p.activation,
+                                       static_cast<float>((x[base + i] - mean) * invstd * gamma[ch] + beta[ch]));
       }
     }
     saved_mean[ch] = static_cast<float>(mean);

@@ -115,7 +115,11 @@ TEST_CASE("fusion matches the unfused graph on a conv-BN-ReLU6 CNN", "[passes][f
     CHECK(count_ops(spec, "train", "BatchNormTrain") == 2);
     CHECK(count_ops(spec, "train", "Add") == count_ops(spec_of(compile_or_fail(g, &recipe, unoptimized())), "train",
                                                           "Add") - 2);  // c2's shift and fc1's bias joined a bias
-    CHECK(count_fused(spec, "train") == 2);  // c3 + Relu, fc1 + Relu6
+    // c3 + Relu, fc1 + Relu6, and both BatchNorms + Relu6: in training form in train, inference
+    // form in infer
+    CHECK(count_fused(spec, "train") == 4);
+    CHECK(count_fused(spec, "infer") == 4);
+    for (const char* fn : {"infer", "train"}) CHECK(count_ops(spec, fn, "Relu6") == 0);
     std::vector<std::string> all = params;
     for (const char* p : {"c1.weight", "c1.bias", "c2.weight", "c3.weight", "c3.bias", "bn1.weight", "bn2.bias"}) {
       all.push_back(p);

@@ -83,16 +83,19 @@ TEST_CASE("cuda Softmax and LogSoftmax row logic matches ref on every axis", "[c
   }
 }
 
-TEST_CASE("cuda BatchNorm and BatchNormTrain logic matches ref", "[cuda_logic][norm]") {
+TEST_CASE("cuda BatchNorm and BatchNormTrain logic matches ref, with their fused activations", "[cuda_logic][norm]") {
+  const std::pair<const char*, const char*> kCases[] = {{"none", "BatchNorm"},  {"none", "BatchNormTrain"},
+                                                        {"relu", "BatchNorm"},  {"relu6", "BatchNormTrain"},
+                                                        {"relu6", "BatchNorm"}, {"relu", "BatchNormTrain"}};
   uint32_t seed = 200;
   for (const Shape& shape : {Shape{4, 3, 5, 7}, Shape{2, 16}, Shape{3, 2, 300}}) {
     const int64_t channels = shape[1];
-    for (const char* op : {"BatchNorm", "BatchNormTrain"}) {
+    for (const auto& [activation, op] : kCases) {
       const bool train = std::string(op) == "BatchNormTrain";
       std::vector<InputSlot> inputs = {random_f32(shape, ++seed, 8.0f, 12.0f), random_f32({channels}, ++seed, 0.5f, 1.5f),
                                        random_f32({channels}, ++seed), random_f32({channels}, ++seed),
                                        random_f32({channels}, ++seed, 0.5f, 2.0f)};
-      BoundOp bound(op, std::move(inputs), {{"momentum", 0.25}});
+      BoundOp bound(op, std::move(inputs), {{"momentum", 0.25}, {"activation", std::string(activation)}});
       REQUIRE(bound.status().is_ok());
       std::vector<HostBuffer> want_in;
       const std::vector<HostBuffer> want = bound.run_ref(&want_in);
@@ -104,14 +107,14 @@ TEST_CASE("cuda BatchNorm and BatchNormTrain logic matches ref", "[cuda_logic][n
       if (train) {
         each_row(cuda::BatchNormTrainChannel{x(0), x(1), x(2), x(3), x(4), data_of(d.outputs[0]), data_of(d.outputs[1]),
                                              data_of(d.outputs[2]), v, static_cast<float>(p.eps),
-                                             static_cast<float>(p.momentum)},
+                                             static_cast<float>(p.momentum), p.activation},
                  v.channels);
       } else {
         each_element(cuda::BatchNormElement{x(0), x(1), x(2), x(3), x(4), data_of(d.outputs[0]), v.channels, v.inner,
-                                            static_cast<float>(p.eps)},
+                                            static_cast<float>(p.eps), p.activation},
                      numel(shape));
       }
-      INFO(op << " shape " << shape_str(shape));
+      INFO(op << " shape " << shape_str(shape) << " activation " << activation);
       for (size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i], "output " + std::to_string(i), 2e-4, 1e-4);
       // The running statistics are updated in place.
       expect_close(in[3], want_in[3], "running_mean");

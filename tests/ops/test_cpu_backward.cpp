@@ -343,6 +343,25 @@ TEST_CASE("cpu BatchNorm, BatchNormTrain, BatchNormTrainGrad and BatchNormParamG
   check({"BatchNormTrainGrad",
          {input(many, 26), input(many, 27, 2.0f, 4.0f), input({3}, 28, 2.5f, 3.5f), input({3}, 29, 0.5f, 2.0f),
           input({3}, 30)}});
+  // The fused activations, with gammas of up to 8 so that both of Relu6's bounds clamp, and NaNs,
+  // which pass through.
+  for (const char* activation : {"relu", "relu6"}) {
+    const Shape x{3, 5, 7, 9}, ch{5};
+    std::uniform_real_distribution<float> spread(2.0f, 4.0f);
+    std::vector<float> with_nan(static_cast<size_t>(numel(x)));
+    for (float& v : with_nan) v = spread(gen);
+    with_nan[17] = std::numeric_limits<float>::quiet_NaN();
+    OpCase fused{"BatchNormTrain",
+                 {input(x, ++seed, 2.0f, 4.0f), input(ch, ++seed, -8.0f, 8.0f), input(ch, ++seed), input(ch, ++seed),
+                  input(ch, ++seed, 0.5f, 2.0f)},
+                 {{"activation", std::string(activation)}}};
+    fused.updated_inputs = {3, 4};
+    check(fused);
+    check({"BatchNorm",
+           {values(x, with_nan), input(ch, ++seed, -8.0f, 8.0f), input(ch, ++seed), input(ch, ++seed, 2.5f, 3.5f),
+            input(ch, ++seed, 0.5f, 2.0f)},
+           {{"activation", std::string(activation)}}});
+  }
 }
 
 TEST_CASE("cpu LayerNormGrad and RMSNormGrad match ref", "[ops][cpu][grad]") {

@@ -169,6 +169,13 @@ TEST_CASE("neon batch norm training ops match ref", "[ops][neon]") {
     check({"BatchNormTrainGrad", {input(x, ++seed), input(x, ++seed, 2.0f, 4.0f), mean, invstd, input(ch, ++seed)}});
     check({"BatchNormTrainGrad", {input(x, ++seed), input(x, ++seed, 2.0f, 4.0f), mean, invstd}});
     check({"BatchNormParamGrad", {input(x, ++seed), input(x, ++seed, 2.0f, 4.0f), mean, invstd}});
+    // The fused activation, with gammas of up to 8 so that both of Relu6's bounds clamp.
+    OpCase fused{"BatchNormTrain",
+                 {input(x, ++seed, 2.0f, 4.0f), input(ch, ++seed, -8.0f, 8.0f), input(ch, ++seed), input(ch, ++seed),
+                  input(ch, ++seed, 0.5f, 2.0f)},
+                 {{"activation", std::string(trial == 1 ? "relu" : "relu6")}}};
+    fused.updated_inputs = {3, 4};
+    check(fused);
   }
 }
 

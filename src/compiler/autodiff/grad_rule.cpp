@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "compiler/sparse/partial_channels.hpp"
+#include "ir/activation.hpp"
 
 namespace pock {
 
@@ -85,6 +86,13 @@ TensorId GradContext::sum_to_shape(TensorId grad, const Shape& shape) {
   if (grad == kNoTensor || !status_.is_ok()) return kNoTensor;
   if (graph_.tensor(grad).shape == shape) return grad;
   return emit1("SumToShape", {grad}, Attrs{{"shape", std::vector<int64_t>(shape.begin(), shape.end())}});
+}
+
+Status refuse_fused_activation(const GradContext& ctx) {
+  const std::string activation(ctx.attrs().get_string("activation", "none"));
+  if (parse_activation(activation) == Activation::kNone) return Status::ok();
+  return Status(Code::kUnsupportedOp, ctx.node().op + " '" + ctx.node().name + "' carries the fused activation '" +
+                                          activation + "', which has no gradient rule: write the activation as its own op");
 }
 
 TensorId GradContext::constant(float value, const Shape& shape) {

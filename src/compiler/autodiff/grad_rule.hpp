@@ -75,6 +75,12 @@ class GradContext {
 
 using GradFn = Status (*)(GradContext& ctx);
 
+// The fusion pass runs after autodiff, so a rule never sees a node with a fused activation from
+// the compiler; one here came from a hand-built graph, and its gradient would need the
+// pre-activation values. An error naming the node when it carries one (Conv2d, Linear, the
+// BatchNorms), ok otherwise.
+Status refuse_fused_activation(const GradContext& ctx);
+
 class GradRegistry {
  public:
   static const GradRegistry& global();

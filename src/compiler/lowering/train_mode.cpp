@@ -1,5 +1,6 @@
 #include "compiler/lowering/train_mode.hpp"
 
+#include <string>
 #include <unordered_map>
 
 namespace pock {
@@ -19,6 +20,27 @@ bool feeding_weight_trains(const Graph& g, const std::unordered_map<TensorId, co
   if (n.op == "Conv2d" || n.op == "Linear") return is_trainable(g, n, 1);
   if (n.op == "MatMul") return is_trainable(g, n, 0) || is_trainable(g, n, 1);
   return false;
+}
+
+// FNV-1a: a hash of the node's name that is the same on every platform and in every build.
+uint64_t name_hash(const std::string& name) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// The mask seed of a Dropout node that fixes none: a hash of its name, so that passes which add
+// or remove other nodes before this one leave every mask as it was. A node without a name (ONNX
+// makes names optional), or whose seed another Dropout already has, falls back on its position.
+int64_t dropout_seed(const Node& n, size_t position, std::unordered_set<int64_t>& used) {
+  std::string key = n.name;
+  if (key.empty()) key.append("#").append(std::to_string(position));
+  for (int attempt = 0;; ++attempt) {
+    const auto seed = static_cast<int64_t>(name_hash(key) >> 1);  // non-negative: attributes are i64
+    if (used.insert(seed).second) return seed;
+    key = n.name;
+    key.append("#").append(std::to_string(position)).append("#").append(std::to_string(attempt));
+  }
 }
 
 }  // namespace
@@ -77,6 +99,7 @@ Status make_running_stats_state(Graph& graph, const std::unordered_set<size_t>& 
 Result<ForwardClone> clone_forward(Graph& graph, ForwardMode mode, const std::string& prefix,
                                    const std::unordered_set<size_t>& train_form_bn, TensorId step) {
   ForwardClone clone;
+  std::unordered_set<int64_t> dropout_seeds;
   // create_node adds tensors, never nodes, so references into graph.nodes() stay valid.
   for (size_t k = 0; k < graph.nodes().size(); ++k) {
     const Node& n = graph.nodes()[k];
@@ -96,7 +119,7 @@ Result<ForwardClone> clone_forward(Graph& graph, ForwardMode mode, const std::st
       inputs.resize(1);
       inputs.push_back(step);
       // Distinct, reproducible masks per Dropout node unless the model fixed a seed.
-      if (!attrs.has("seed")) attrs.set("seed", static_cast<int64_t>(k + 1));
+      if (!attrs.has("seed")) attrs.set("seed", dropout_seed(n, k, dropout_seeds));
       names.resize(1);
       names.push_back(prefix + n.name + ":mask");
     }

@@ -1,6 +1,8 @@
-// Activation fusion: Conv2d / Linear followed by Relu / Relu6 becomes one op carrying the
-// attribute activation="relu" | "relu6" (its kernels apply it to the output as it is written).
-// The pre-activation tensor then never exists: one op and one buffer fewer.
+// Activation fusion: Conv2d / Linear / BatchNorm / BatchNormTrain followed by Relu / Relu6
+// becomes one op carrying the attribute activation="relu" | "relu6" (its kernels apply it to the
+// output as it is written; BatchNormTrain to y, its first output). The pre-activation tensor then
+// never exists: one op, one pass over memory and one buffer fewer. MobileNet-style blocks
+// (convolution, BatchNorm, ReLU6) trained with batch statistics fuse at the BatchNorm.
 //
 // In a training function the backward usually reads the pre-activation too: ReluGrad(dy, x) and
 // Relu6Grad(dy, x) compute dy * f'(x). They may read the activation's output instead, exactly:
@@ -8,7 +10,8 @@
 //   relu6: 0 < x < 6  <=> 0 < relu6(x) < 6
 // (also for NaN, which fails both sides). Those readers are rewritten to the output; any other
 // reader of the pre-activation keeps the ops apart. Autodiff has run before this pass, so no
-// gradient rule ever sees a fused node (the Conv2d and Linear rules refuse one).
+// gradient rule ever sees a fused node (the rules refuse one). BatchNormTrainGrad reads the
+// BatchNorm's input, not its output, so the training form fuses as readily as the others.
 #include "compiler/passes/passes.hpp"
 #include "compiler/passes/rewrite_util.hpp"
 
@@ -27,6 +30,13 @@ const ActivationOp* activation_of(const Node& n) {
     if (n.op == a.op) return &a;
   }
   return nullptr;
+}
+
+// The ops with an "activation" attribute, with the outputs they have (the activation applies to
+// the first).
+bool takes_activation(const Node& n) {
+  if (n.op == "Conv2d" || n.op == "Linear" || n.op == "BatchNorm") return n.outputs.size() == 1;
+  return n.op == "BatchNormTrain" && n.outputs.size() == 3;
 }
 
 // Every reader of x other than the activation itself is its gradient reading x as the input
@@ -57,14 +67,14 @@ int fuse_activations(TrainingProgram& program) {
       const int p = uses.producer(x);
       if (p < 0 || removed[static_cast<size_t>(p)]) continue;
       Node& op = fn.nodes[static_cast<size_t>(p)];
-      if ((op.op != "Conv2d" && op.op != "Linear") || has_fused_activation(op) || op.outputs.size() != 1) continue;
+      if (!takes_activation(op) || has_fused_activation(op) || op.outputs[0] != x) continue;
       if (uses.is_signature(x) || g.tensor(x).dtype != DType::kF32) continue;
       if (!other_readers_are_grads(fn, uses, x, k, *a)) continue;
       for (const TensorUse& u : uses.readers(x)) {
         if (u.node != k) fn.nodes[u.node].inputs[u.slot] = y;
       }
       op.attrs.set("activation", std::string(a->attribute));
-      op.outputs = {y};
+      op.outputs[0] = y;
       removed[k] = true;
       ++fused;
     }

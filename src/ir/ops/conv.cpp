@@ -2,7 +2,6 @@
 #include <string>
 #include <variant>
 
-#include "ir/activation.hpp"
 #include "ir/ops/conv_algorithm_attr.hpp"
 #include "ir/ops/conv_shape.hpp"
 #include "ir/ops/schema_helpers.hpp"
@@ -72,15 +71,6 @@ Result<int64_t> output_extent(const InferContext& ctx, const WindowAxis& a, bool
   return out;
 }
 
-// The fused epilogue (ir/activation.hpp); absent means none.
-Status require_activation(const InferContext& ctx) {
-  const AttrValue* value = ctx.attrs->find("activation");
-  if (!value) return Status::ok();
-  const auto* name = std::get_if<std::string>(value);
-  if (!name || !parse_activation(*name)) return ctx.error("attribute 'activation' must be \"none\", \"relu\" or \"relu6\"");
-  return Status::ok();
-}
-
 // The data layout of x and y: "NCHW" (default) or "NHWC", which the compiler's layout pass
 // (compiler/passes/layout_nhwc.cpp) sets on chains of convolutions that a channels-last library
 // runs. The weight stays [O, C/groups, kh, kw] in both.
@@ -129,7 +119,7 @@ namespace {
 
 Status conv2d(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
-  POCK_RETURN_IF_ERROR(require_activation(ctx));
+  POCK_RETURN_IF_ERROR(schema::require_activation(ctx));
   POCK_RETURN_IF_ERROR(schema::require_conv_algorithm(ctx));
   POCK_ASSIGN_OR_RETURN(const bool nhwc, is_nhwc(ctx));
   POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));

@@ -1,8 +1,5 @@
 // Schemas of the linalg family: MatMul (transposes, broadcast batch dims) and Linear (PyTorch
 // layout, optional bias).
-#include <variant>
-
-#include "ir/activation.hpp"
 #include "ir/ops/schema_helpers.hpp"
 
 namespace pock {
@@ -45,18 +42,9 @@ Status matmul(InferContext& ctx) {
   return Status::ok();
 }
 
-// The fused epilogue (ir/activation.hpp); absent means none.
-Status require_activation(const InferContext& ctx) {
-  const AttrValue* value = ctx.attrs->find("activation");
-  if (!value) return Status::ok();
-  const auto* name = std::get_if<std::string>(value);
-  if (!name || !parse_activation(*name)) return ctx.error("attribute 'activation' must be \"none\", \"relu\" or \"relu6\"");
-  return Status::ok();
-}
-
 Status linear(InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
-  POCK_RETURN_IF_ERROR(require_activation(ctx));
+  POCK_RETURN_IF_ERROR(schema::require_activation(ctx));
   POCK_ASSIGN_OR_RETURN(const DType dtype, schema::gemm_output_dtype(ctx, 2));
   const Shape& x = ctx.in(0).shape;
   const Shape& w = ctx.in(1).shape;

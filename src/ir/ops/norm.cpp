@@ -21,6 +21,7 @@ Status batch_norm_common(const InferContext& ctx) {
   POCK_RETURN_IF_ERROR(schema::require_float(ctx, 0));
   POCK_RETURN_IF_ERROR(schema::require_same_dtype(ctx));
   POCK_RETURN_IF_ERROR(require_eps(ctx, 1e-5));
+  POCK_RETURN_IF_ERROR(schema::require_activation(ctx));
   const Shape& x = ctx.in(0).shape;
   if (x.size() < 2) return ctx.shape_error("x must be [N, C, ...], got " + shape_str(x));
   static const char* const kNames[] = {"x", "gamma", "beta", "running_mean", "running_var"};
@@ -93,10 +94,11 @@ Status softmax(InferContext& ctx) {
 
 void register_norm_schemas(SchemaRegistry& r) {
   using schema::add;
-  add(r, "BatchNorm", 5, 5, 1, 1, batch_norm, "inference form: (x - running_mean) / sqrt(running_var + eps) * gamma + beta");
+  add(r, "BatchNorm", 5, 5, 1, 1, batch_norm, "inference form: (x - running_mean) / sqrt(running_var + eps) * gamma + beta; activation (none | relu | relu6: "
+      "fused epilogue)");
   add(r, "BatchNormTrain", 5, 5, 3, 3, batch_norm_train,
       "batch statistics; outputs y, saved_mean, saved_invstd; updates running_mean and running_var in place "
-      "(unbiased variance, momentum)",
+      "(unbiased variance, momentum); activation (none | relu | relu6: fused epilogue on y)",
       /*mutated=*/{3, 4});
   add(r, "LayerNorm", 1, 3, 1, 3, layer_norm, "normalize x.shape[axis:]; outputs y, mean, invstd (gamma, beta optional)");
   add(r, "RMSNorm", 1, 2, 1, 2, rms_norm, "x / sqrt(mean(x^2) + eps) * gamma over x.shape[axis:]; outputs y, invrms");

@@ -4,6 +4,8 @@
 #include <string_view>
 #include <variant>
 
+#include "ir/activation.hpp"
+
 namespace pock::schema {
 
 Status same_as_first(InferContext& ctx) {
@@ -105,6 +107,14 @@ Status apply_output_dtype(InferContext& ctx) {
     return ctx.error("output_dtype 'bf16' needs an f32 input, got " + std::string(dtype_name(ctx.in(0).dtype)));
   }
   ctx.outputs[0].dtype = DType::kBF16;
+  return Status::ok();
+}
+
+Status require_activation(const InferContext& ctx) {
+  const AttrValue* value = ctx.attrs->find("activation");
+  if (!value) return Status::ok();
+  const auto* name = std::get_if<std::string>(value);
+  if (!name || !parse_activation(*name)) return ctx.error("attribute 'activation' must be \"none\", \"relu\" or \"relu6\"");
   return Status::ok();
 }
 

@@ -21,6 +21,9 @@ Status require_gemm_compute(const InferContext& ctx);
 Status require_conv_compute(const InferContext& ctx);
 // All present inputs share input 0's dtype.
 Status require_same_dtype(const InferContext& ctx);
+// The fused epilogue 'activation' (ir/activation.hpp) of Conv2d, Linear and the BatchNorms:
+// absent, "none", "relu" or "relu6".
+Status require_activation(const InferContext& ctx);
 // The dtype of a GEMM's output, from its first `operands` inputs (the matrices; a bias after them
 // shares the output's dtype). With compute "bf16" each matrix may be f32 or already bf16 (the
 // compiler converts an activation once for all the GEMMs that read it,

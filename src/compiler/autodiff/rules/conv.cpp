@@ -1,7 +1,6 @@
 // Gradient rules of the conv family. Each backward op takes the forward node's attributes as they
 // are, plus the one shape it cannot infer from its own inputs.
 #include "compiler/autodiff/grad_rule.hpp"
-#include "ir/activation.hpp"
 
 namespace pock {
 namespace {
@@ -16,14 +15,7 @@ Attrs forward_attrs_with(const GradContext& ctx, const char* name, AttrValue val
 // Conv2d(x, w, b?): dx is the transposed convolution of dy with w, dw the correlation of x with
 // dy, db the sum of dy per output channel.
 Status conv2d(GradContext& ctx) {
-  // The fusion pass runs after autodiff, so a rule never sees a fused node from the compiler; one
-  // here came from a hand-built graph, and its gradient would need the pre-activation values.
-  const std::string_view activation = ctx.attrs().get_string("activation", "none");
-  if (parse_activation(activation) != Activation::kNone) {
-    return Status(Code::kUnsupportedOp, "Conv2d '" + ctx.node().name + "' carries the fused activation '" +
-                                            std::string(activation) +
-                                            "', which has no gradient rule: write the activation as its own op");
-  }
+  POCK_RETURN_IF_ERROR(refuse_fused_activation(ctx));
   const TensorId dy = ctx.dy(0);
   if (dy == kNoTensor) return Status::ok();
   if (ctx.needs(0)) {

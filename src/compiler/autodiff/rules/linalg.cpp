@@ -1,7 +1,6 @@
 // Gradient rules of the linalg family.
 #include "compiler/autodiff/grad_rule.hpp"
 #include "compiler/sparse/partial_channels.hpp"
-#include "ir/activation.hpp"
 
 namespace pock {
 namespace {
@@ -57,13 +56,7 @@ Status matmul_grad(GradContext& c) {
 
 // y = x wᵀ + b over every leading dim of x.
 Status linear_grad(GradContext& c) {
-  // As for Conv2d: fusion runs after autodiff, so a fused Linear here came from a hand-built graph.
-  const std::string_view activation = c.attrs().get_string("activation", "none");
-  if (parse_activation(activation) != Activation::kNone) {
-    return Status(Code::kUnsupportedOp, "Linear '" + c.node().name + "' carries the fused activation '" +
-                                            std::string(activation) +
-                                            "', which has no gradient rule: write the activation as its own op");
-  }
+  POCK_RETURN_IF_ERROR(refuse_fused_activation(c));
   if (c.needs(0)) c.set_dx(0, c.emit1("LinearInputGrad", {c.dy(0), c.x(1)}, with_compute(c)));
   // Partial-channel update of w [N, K]: rows n < k need only dy's leading k output features.
   if (c.needs(1)) c.set_dx(1, c.emit1("LinearWeightGrad", {leading(c, c.dy(0), c.leading_rows(1), -1), c.x(0)}, with_compute(c)));

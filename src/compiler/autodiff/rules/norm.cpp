@@ -45,6 +45,7 @@ Status shift_only_grad(GradContext& ctx, TensorId dy) {
 // dx = dy * gamma * invstd with invstd = 1 / sqrt(running_var + eps); dgamma and dbeta are the
 // same sums as in training, taken about the running mean.
 Status batch_norm(GradContext& ctx) {
+  POCK_RETURN_IF_ERROR(refuse_fused_activation(ctx));
   const TensorId dy = ctx.dy(0);
   if (dy == kNoTensor || !(ctx.needs(0) || ctx.needs(1) || ctx.needs(2))) return Status::ok();
   const Shape x = ctx.desc(ctx.x(0)).shape;  // a copy: emitting nodes grows the tensor table
@@ -64,6 +65,7 @@ Status batch_norm(GradContext& ctx) {
 // BatchNormTrain(x, gamma, beta, running_mean, running_var) -> y, saved_mean, saved_invstd.
 // The running statistics are state, not differentiable inputs.
 Status batch_norm_train(GradContext& ctx) {
+  POCK_RETURN_IF_ERROR(refuse_fused_activation(ctx));
   POCK_RETURN_IF_ERROR(require_no_statistic_grads(ctx));
   const TensorId dy = ctx.dy(0);
   if (dy == kNoTensor) return Status::ok();
