@@ -1,13 +1,14 @@
 // Conv2d with layout "NHWC" (x and y [N,H,W,C], weight still [O,C/g,kh,kw]): the reference kernel
 // against its own NCHW form on random shapes, with the data permuted here; and the cpu backend's
 // channels-last XNNPACK path (frozen weight, constant or trainable bias, fused activation)
-// against the reference kernel.
+// against the reference kernel, and its 1x1 GEMM over the batch (fed weight).
 #include <catch2/catch.hpp>
 
 #include <random>
 
 #include "blob/reader.hpp"
 #include "kernels/cpu/conv_kernel.hpp"
+#include "kernels/cpu/conv_pointwise_nhwc.hpp"
 #include "support/op_runner.hpp"
 
 using namespace pock;
@@ -155,5 +156,43 @@ TEST_CASE("Conv2d NHWC: the cpu backend's XNNPACK path matches the reference ker
       outputs.push_back(engine->output<float>("y").value());
     }
     require_close(outputs[0], outputs[1], 1e-4);
+  }
+}
+
+TEST_CASE("Conv2d NHWC: the cpu backend's 1x1 GEMM matches the reference kernel", "[ops][conv][cpu]") {
+  if (!cpu::pointwise_nhwc_available()) {
+    WARN("SKIPPED: this build has no OpenBLAS, which the NHWC 1x1 way runs on");
+    return;
+  }
+  struct Pointwise {
+    Ints x;  // NCHW
+    int64_t out;
+    std::string activation;
+    bool bias;
+  };
+  // Rows (N*H*W) of one block, of several with a ragged last one, and reductions on both sides
+  // of the 32 channels from which the GEMM goes before XNNPACK.
+  const Pointwise cases[] = {{{2, 40, 4, 5}, 24, "relu6", true},  {{3, 77, 11, 9}, 19, "none", true},
+                             {{1, 32, 17, 16}, 40, "relu", false}, {{2, 16, 9, 9}, 96, "relu6", true},
+                             {{4, 48, 8, 8}, 8, "none", false}};
+  uint32_t seed = 900;
+  for (const Pointwise& k : cases) {
+    const Ints w_shape{k.out, k.x[1], 1, 1};
+    INFO("x " << shape_str(k.x) << " out " << k.out << " " << k.activation << (k.bias ? " with bias" : ""));
+    const auto x = random_floats(static_cast<size_t>(numel(k.x)), ++seed, -3.0f, 3.0f);
+    const auto w = random_floats(static_cast<size_t>(numel(w_shape)), ++seed);
+    const auto b = random_floats(static_cast<size_t>(k.out), ++seed);
+    std::vector<HostTensor> inputs = {HostTensor::f32(nhwc_shape(k.x), to_nhwc(x, k.x)), HostTensor::f32(w_shape, w)};
+    if (k.bias) inputs.push_back(HostTensor::f32({k.out}, b));
+    const Attrs attrs{{"layout", std::string("NHWC")}, {"activation", k.activation}};
+    const int made = cpu::conv_pointwise_nhwc_testing::kernels_made();
+    auto cpu_y = run_op("Conv2d", inputs, attrs, {}, "cpu");
+    INFO(cpu_y.status().to_string());
+    REQUIRE(cpu_y.is_ok());
+    // The weight is fed, not constant: XNNPACK cannot take it, so the GEMM ran, whatever the depth.
+    CHECK(cpu::conv_pointwise_nhwc_testing::kernels_made() > made);
+    auto ref_y = run_op("Conv2d", inputs, attrs, {}, "ref");
+    REQUIRE(ref_y.is_ok());
+    require_close(cpu_y.value()[0].f32(), ref_y.value()[0].f32(), 1e-4);
   }
 }

@@ -1,9 +1,10 @@
 // Conv2d on the cpu backend: picks, per op at prepare, the first way that can run it (see
 // conv_kernel.hpp) from an order that depends on the shape (ways_for below). An op none of them
 // takes (no library for it) declines and runs on ref.
-// A channels-last Conv2d (layout "NHWC", set by the compiler's layout pass only where XNNPACK
-// runs it) goes to XNNPACK alone, which then needs no staging copies; without XNNPACK or with a
-// trainable weight the op declines and runs on ref.
+// A channels-last Conv2d (layout "NHWC", set by the compiler's layout pass on chains of frozen
+// convolutions) needs no staging copies: a 1x1 one is one sgemm over the batch
+// (conv_pointwise_nhwc.cpp), any other goes to XNNPACK; without XNNPACK, or with a trainable
+// weight, those decline and run on ref.
 #include <algorithm>
 #include <new>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "kernels/cpu/conv_dnnl.hpp"
 #include "kernels/cpu/conv_kernel.hpp"
 #include "kernels/cpu/conv_pointwise.hpp"
+#include "kernels/cpu/conv_pointwise_nhwc.hpp"
 #include "kernels/cpu/conv_winograd.hpp"
 #include "kernels/cpu/cpu_families.hpp"
 #include "kernels/cpu/cpu_util.hpp"
@@ -111,7 +113,10 @@ std::unique_ptr<ConvKernel> make_winograd_forward_by_rule(const pock_op_desc& op
 // then the backend's own Winograd (conv_winograd.cpp): each rule declines every shape it was not
 // measured faster on, which then goes the ways above.
 std::vector<Maker> ways_for(const ConvGeometry& g, bool nhwc, int32_t num_threads) {
-  if (nhwc) return {make_xnnpack_conv};
+  if (nhwc) {
+    if (pointwise_nhwc_preferred(g)) return {make_pointwise_nhwc_conv, make_xnnpack_conv};
+    return {make_xnnpack_conv, make_pointwise_nhwc_conv};
+  }
   std::vector<Maker> ways = other_ways_for(g, num_threads);
   ways.insert(ways.begin(), {make_dnnl_forward_by_rule, make_winograd_forward_by_rule});
   return ways;
@@ -121,7 +126,10 @@ bool conv_accepts(const pock_op_desc& op) {
   ConvGeometry g;
   if (!geometry_of(op, &g)) return false;
   if (g.bf16) return !is_nhwc(op) && bf16_conv_accepts(g);  // compute "bf16": conv_bf16.hpp's way alone
-  if (is_nhwc(op)) return xnnpack_conv_available() && is_constant(op.inputs[1]);
+  if (is_nhwc(op)) {
+    return (pointwise_nhwc_available() && pointwise_nhwc_takes(g)) ||
+           (xnnpack_conv_available() && is_constant(op.inputs[1]));
+  }
   // XNNPACK may still reject a shape at prepare; prepare then reports that no way is left.
   return g.is_depthwise() || im2col_conv_available() || (xnnpack_conv_available() && is_constant(op.inputs[1]));
 }

@@ -1,0 +1,27 @@
+// Channels-last 1x1 convolutions as one GEMM over the batch (conv_pointwise_nhwc.cpp): the cpu
+// backend's first way for an NHWC Conv2d of a 1x1 window, stride 1, unpadded, one group, f32.
+#pragma once
+#include <memory>
+
+#include "kernels/cpu/conv_kernel.hpp"
+
+namespace pock::cpu {
+
+bool pointwise_nhwc_takes(const ConvGeometry& g);
+// Whether conv2d.cpp tries it before XNNPACK: a reduction over 32 or more channels. Shorter ones
+// (an expansion from 16 channels) leave sgemm around its multiply-adds, and XNNPACK was as fast
+// or faster there (16 -> 96 at 32x32, batch 16, one AVX2 core: 1.39 against 1.66 ms; 24 -> 144:
+// 0.72 against 0.72; 40 -> 240: 0.50 against 0.38).
+bool pointwise_nhwc_preferred(const ConvGeometry& g);
+// Built with OpenBLAS (the GEMM it runs).
+bool pointwise_nhwc_available();
+
+// nullptr with an OK status for a convolution it does not take.
+std::unique_ptr<ConvKernel> make_pointwise_nhwc_conv(const pock_op_desc& op, const ConvGeometry& g, KernelScope& scope,
+                                                     Status* status);
+
+namespace conv_pointwise_nhwc_testing {
+int kernels_made();
+}  // namespace conv_pointwise_nhwc_testing
+
+}  // namespace pock::cpu
