@@ -26,4 +26,8 @@ inline Clamp clamp_of(Activation a) {
 // y[i] = activation(y[i]) over n elements; vectorized, same values as the Relu / Relu6 kernels.
 void apply_activation_inplace(Activation activation, float* y, int64_t n);
 
+// Channels-last rows: y[r, c] = activation(y[r, c] + bias[c]) over `rows` rows of `width`
+// channels; bias may be null. The NHWC convolutions' epilogue.
+void apply_bias_activation_rows(float* y, const float* bias, Activation activation, int64_t rows, int64_t width);
+
 }  // namespace pock::cpu

@@ -15,7 +15,6 @@
 #include "kernels/cpu/activation_epilogue.hpp"
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/parallel_sgemm.hpp"
-#include "kernels/cpu/simd.hpp"
 #include "kernels/cpu/thread_pool.hpp"
 #endif
 
@@ -28,31 +27,9 @@ std::atomic<int> made{0};
 // Rows of y per GEMM call: a block of y (at most 256 x O floats) stays in L2 for its epilogue.
 constexpr int64_t kBlockRows = 256;
 
-// y[r, o] = act(y[r, o] + bias[o]) over `rows` rows of `width`; bias may be null.
-POCK_SIMD_CLONES void bias_and_activation(float* y, const float* bias, Clamp clamp, int64_t rows, int64_t width) {
-  const float lo = clamp.lo, hi = clamp.hi;
-  for (int64_t r = 0; r < rows; ++r, y += width) {
-    if (bias) {
-#pragma omp simd
-      for (int64_t o = 0; o < width; ++o) {
-        const float v = y[o] + bias[o];
-        const float above = v < lo ? lo : v;
-        y[o] = above > hi ? hi : above;
-      }
-    } else {
-#pragma omp simd
-      for (int64_t o = 0; o < width; ++o) {
-        const float above = y[o] < lo ? lo : y[o];
-        y[o] = above > hi ? hi : above;
-      }
-    }
-  }
-}
-
 class PointwiseNhwcConv final : public ConvKernel {
  public:
-  PointwiseNhwcConv(const ConvGeometry& g, int32_t num_threads)
-      : g_(g), pool_(thread_pool_for(num_threads)), clamp_(clamp_of(g.activation)) {}
+  PointwiseNhwcConv(const ConvGeometry& g, int32_t num_threads) : g_(g), pool_(thread_pool_for(num_threads)) {}
 
   Status run(const KernelCall& c) override {
     const float* x = c.in_data<float>(0);
@@ -64,7 +41,7 @@ class PointwiseNhwcConv final : public ConvKernel {
     for (int64_t r = 0; r < rows; r += kBlockRows) {
       const int64_t block = std::min(kBlockRows, rows - r);
       parallel_sgemm(pool_, {false, true, block, out, in, 1.0f, x + r * in, in, w, in, 0.0f, y + r * out, out});
-      if (epilogue) bias_and_activation(y + r * out, bias, clamp_, block, out);
+      if (epilogue) apply_bias_activation_rows(y + r * out, bias, g_.activation, block, out);
     }
     return Status::ok();
   }
@@ -72,7 +49,6 @@ class PointwiseNhwcConv final : public ConvKernel {
  private:
   ConvGeometry g_;
   pthreadpool_t pool_;
-  Clamp clamp_;
 };
 #endif
 
