@@ -73,6 +73,22 @@ void require_close(const std::vector<float>& got, const std::vector<float>& want
   for (size_t i = 0; i < got.size(); ++i) REQUIRE(got[i] == Approx(want[i]).margin(tolerance));
 }
 
+// y of the blob's one output, inferred by the cpu backend and then by ref, each input fed by name.
+std::vector<std::vector<float>> y_on_cpu_and_ref(const std::vector<uint8_t>& blob,
+                                                 const std::vector<std::pair<std::string, std::vector<float>>>& feeds) {
+  std::vector<std::vector<float>> outputs;
+  for (const char* backend : {"cpu", "ref"}) {
+    Engine::Options options;
+    options.backend = backend;
+    auto engine = Engine::open_buffer(blob.data(), blob.size(), options);
+    REQUIRE(engine.is_ok());
+    for (const auto& [name, values] : feeds) REQUIRE(engine->set_input(name, values).is_ok());
+    REQUIRE(engine->infer().is_ok());
+    outputs.push_back(engine->output<float>("y").value());
+  }
+  return outputs;
+}
+
 }  // namespace
 
 TEST_CASE("Conv2d NHWC: shape inference permutes x and y, not the weight", "[ops][conv]") {
@@ -144,55 +160,74 @@ TEST_CASE("Conv2d NHWC: the cpu backend's XNNPACK path matches the reference ker
     for (const OpSpec& op : spec->ops) {
       if (op.op == "Conv2d") CHECK(op.backend == "cpu");
     }
-    std::vector<std::vector<float>> outputs;
-    for (const char* backend : {"cpu", "ref"}) {
-      Engine::Options options;
-      options.backend = backend;
-      auto engine = Engine::open_buffer(blob->data(), blob->size(), options);
-      REQUIRE(engine.is_ok());
-      REQUIRE(engine->set_input("x", x).is_ok());
-      if (!constant_bias) REQUIRE(engine->set_input("b", b).is_ok());
-      REQUIRE(engine->infer().is_ok());
-      outputs.push_back(engine->output<float>("y").value());
-    }
+    std::vector<std::pair<std::string, std::vector<float>>> feeds = {{"x", x}};
+    if (!constant_bias) feeds.emplace_back("b", b);
+    const auto outputs = y_on_cpu_and_ref(blob.value(), feeds);
     require_close(outputs[0], outputs[1], 1e-4);
   }
 }
 
-TEST_CASE("Conv2d NHWC: the cpu backend's 1x1 GEMM matches the reference kernel", "[ops][conv][cpu]") {
-  if (!cpu::pointwise_nhwc_available()) {
-    WARN("SKIPPED: this build has no OpenBLAS, which the NHWC 1x1 way runs on");
-    return;
-  }
+namespace {
+
+// y of an NHWC 1x1 Conv2d on the cpu backend and on ref; the weight fed as an input or constant.
+std::pair<std::vector<float>, std::vector<float>> cpu_and_ref_pointwise(const Ints& x_nchw, int64_t out,
+                                                                         const std::string& activation, bool bias,
+                                                                         bool constant_weight, uint32_t seed) {
+  const Ints w_shape{out, x_nchw[1], 1, 1};
+  const auto x = random_floats(static_cast<size_t>(numel(x_nchw)), seed, -3.0f, 3.0f);
+  const auto w = random_floats(static_cast<size_t>(numel(w_shape)), seed + 1);
+  const auto b = random_floats(static_cast<size_t>(out), seed + 2);
+  Graph g;
+  const TensorId xi = g.add_input("x", DType::kF32, nhwc_shape(x_nchw));
+  const TensorId wi = constant_weight
+                          ? g.add_constant("w", DType::kF32, w_shape, HostTensor::f32(w_shape, w).bytes)
+                          : g.add_input("w", DType::kF32, w_shape);
+  std::vector<TensorId> inputs = {xi, wi};
+  if (bias) inputs.push_back(g.add_constant("b", DType::kF32, {out}, HostTensor::f32({out}, b).bytes));
+  auto y = g.add_node("Conv2d", inputs, Attrs{{"layout", std::string("NHWC")}, {"activation", activation}}, "conv");
+  REQUIRE(y.is_ok());
+  REQUIRE(g.mark_output(y.value()[0], "y").is_ok());
+  auto blob = compile(g, nullptr);
+  REQUIRE(blob.is_ok());
+  std::vector<std::pair<std::string, std::vector<float>>> feeds = {{"x", to_nhwc(x, x_nchw)}};
+  if (!constant_weight) feeds.emplace_back("w", w);
+  const auto outputs = y_on_cpu_and_ref(blob.value(), feeds);
+  return {outputs[0], outputs[1]};
+}
+
+}  // namespace
+
+TEST_CASE("Conv2d NHWC: the cpu backend's 1x1 ways match the reference kernel", "[ops][conv][cpu]") {
   struct Pointwise {
     Ints x;  // NCHW
     int64_t out;
     std::string activation;
     bool bias;
   };
-  // Rows (N*H*W) of one block, of several with a ragged last one, and reductions on both sides
-  // of the 32 channels from which the GEMM goes before XNNPACK.
-  const Pointwise cases[] = {{{2, 40, 4, 5}, 24, "relu6", true},  {{3, 77, 11, 9}, 19, "none", true},
-                             {{1, 32, 17, 16}, 40, "relu", false}, {{2, 16, 9, 9}, 96, "relu6", true},
-                             {{4, 48, 8, 8}, 8, "none", false}};
+  // Rows (N*H*W) of one block, of several with a ragged last one, output widths off the tiles'
+  // 16, and reductions on both sides of the 32 channels where the GEMM takes over from the
+  // register tiles.
+  const Pointwise cases[] = {{{2, 40, 4, 5}, 24, "relu6", true},   {{3, 77, 11, 9}, 19, "none", true},
+                             {{1, 32, 17, 16}, 40, "relu", false},  {{2, 16, 9, 9}, 96, "relu6", true},
+                             {{4, 24, 8, 8}, 37, "none", false},    {{1, 3, 13, 7}, 8, "relu", true},
+                             {{2, 17, 10, 10}, 144, "relu6", false}};
   uint32_t seed = 900;
   for (const Pointwise& k : cases) {
-    const Ints w_shape{k.out, k.x[1], 1, 1};
-    INFO("x " << shape_str(k.x) << " out " << k.out << " " << k.activation << (k.bias ? " with bias" : ""));
-    const auto x = random_floats(static_cast<size_t>(numel(k.x)), ++seed, -3.0f, 3.0f);
-    const auto w = random_floats(static_cast<size_t>(numel(w_shape)), ++seed);
-    const auto b = random_floats(static_cast<size_t>(k.out), ++seed);
-    std::vector<HostTensor> inputs = {HostTensor::f32(nhwc_shape(k.x), to_nhwc(x, k.x)), HostTensor::f32(w_shape, w)};
-    if (k.bias) inputs.push_back(HostTensor::f32({k.out}, b));
-    const Attrs attrs{{"layout", std::string("NHWC")}, {"activation", k.activation}};
-    const int made = cpu::conv_pointwise_nhwc_testing::kernels_made();
-    auto cpu_y = run_op("Conv2d", inputs, attrs, {}, "cpu");
-    INFO(cpu_y.status().to_string());
-    REQUIRE(cpu_y.is_ok());
-    // The weight is fed, not constant: XNNPACK cannot take it, so the GEMM ran, whatever the depth.
-    CHECK(cpu::conv_pointwise_nhwc_testing::kernels_made() > made);
-    auto ref_y = run_op("Conv2d", inputs, attrs, {}, "ref");
-    REQUIRE(ref_y.is_ok());
-    require_close(cpu_y.value()[0].f32(), ref_y.value()[0].f32(), 1e-4);
+    const bool gemm = k.x[1] >= 32;
+    if (gemm && !cpu::pointwise_nhwc_available()) {
+      WARN("SKIPPED " << shape_str(k.x) << ": this build has no OpenBLAS, which the NHWC 1x1 GEMM runs on");
+      continue;
+    }
+    for (bool constant_weight : {false, true}) {
+      INFO("x " << shape_str(k.x) << " out " << k.out << " " << k.activation << (k.bias ? " with bias" : "")
+                << (constant_weight ? ", constant weight" : ", fed weight"));
+      const int gemms = cpu::conv_pointwise_nhwc_testing::kernels_made();
+      const int tiles = cpu::conv_pointwise_nhwc_testing::short_kernels_made();
+      const auto [cpu_y, ref_y] = cpu_and_ref_pointwise(k.x, k.out, k.activation, k.bias, constant_weight, seed += 3);
+      // Both ways go before XNNPACK, so the one the depth picks ran.
+      CHECK(cpu::conv_pointwise_nhwc_testing::kernels_made() - gemms == (gemm ? 1 : 0));
+      CHECK(cpu::conv_pointwise_nhwc_testing::short_kernels_made() - tiles == (gemm ? 0 : 1));
+      require_close(cpu_y, ref_y, 1e-4);
+    }
   }
 }

@@ -2,9 +2,9 @@
 // conv_kernel.hpp) from an order that depends on the shape (ways_for below). An op none of them
 // takes (no library for it) declines and runs on ref.
 // A channels-last Conv2d (layout "NHWC", set by the compiler's layout pass on chains of frozen
-// convolutions) needs no staging copies: a 1x1 one is one sgemm over the batch
-// (conv_pointwise_nhwc.cpp), any other goes to XNNPACK; without XNNPACK, or with a trainable
-// weight, those decline and run on ref.
+// convolutions) needs no staging copies: a 1x1 one is one sgemm over the batch, or register
+// tiles for a short reduction (conv_pointwise_nhwc.cpp); any other goes to XNNPACK, and without
+// XNNPACK, or with a trainable weight, declines and runs on ref.
 #include <algorithm>
 #include <new>
 #include <vector>
@@ -15,6 +15,7 @@
 #include "kernels/cpu/conv_kernel.hpp"
 #include "kernels/cpu/conv_pointwise.hpp"
 #include "kernels/cpu/conv_pointwise_nhwc.hpp"
+#include "kernels/cpu/short_product.hpp"
 #include "kernels/cpu/conv_winograd.hpp"
 #include "kernels/cpu/cpu_families.hpp"
 #include "kernels/cpu/cpu_util.hpp"
@@ -114,8 +115,9 @@ std::unique_ptr<ConvKernel> make_winograd_forward_by_rule(const pock_op_desc& op
 // measured faster on, which then goes the ways above.
 std::vector<Maker> ways_for(const ConvGeometry& g, bool nhwc, int32_t num_threads) {
   if (nhwc) {
-    if (pointwise_nhwc_preferred(g)) return {make_pointwise_nhwc_conv, make_xnnpack_conv};
-    return {make_xnnpack_conv, make_pointwise_nhwc_conv};
+    if (pointwise_nhwc_preferred(g)) return {make_pointwise_nhwc_conv, make_short_nhwc_conv, make_xnnpack_conv};
+    if (pointwise_nhwc_takes(g)) return {make_short_nhwc_conv, make_xnnpack_conv, make_pointwise_nhwc_conv};
+    return {make_xnnpack_conv};
   }
   std::vector<Maker> ways = other_ways_for(g, num_threads);
   ways.insert(ways.begin(), {make_dnnl_forward_by_rule, make_winograd_forward_by_rule});
@@ -127,7 +129,9 @@ bool conv_accepts(const pock_op_desc& op) {
   if (!geometry_of(op, &g)) return false;
   if (g.bf16) return !is_nhwc(op) && bf16_conv_accepts(g);  // compute "bf16": conv_bf16.hpp's way alone
   if (is_nhwc(op)) {
-    return (pointwise_nhwc_available() && pointwise_nhwc_takes(g)) ||
+    const bool pointwise = pointwise_nhwc_takes(g) &&
+                           (g.in_channels <= kShortProductMaxDepth || pointwise_nhwc_available());
+    return pointwise ||
            (xnnpack_conv_available() && is_constant(op.inputs[1]));
   }
   // XNNPACK may still reject a shape at prepare; prepare then reports that no way is left.
