@@ -18,6 +18,7 @@
 #include "kernels/cpu/parallel_sgemm.hpp"
 #endif
 #include "kernels/cpu/activation_epilogue.hpp"
+#include "kernels/cpu/conv_pointwise.hpp"
 #include "kernels/cpu/cpu_util.hpp"
 #include "kernels/cpu/short_product.hpp"
 #include "kernels/cpu/thread_pool.hpp"
@@ -31,7 +32,7 @@ std::atomic<int> made_short{0};
 
 #ifdef POCK_HAVE_OPENBLAS
 // Rows of y per GEMM call: a block of y (at most 256 x O floats) stays in L2 for its epilogue.
-constexpr int64_t kBlockRows = 256;
+constexpr int64_t kGemmBlockRows = 256;
 
 class PointwiseNhwcConv final : public ConvKernel {
  public:
@@ -44,8 +45,8 @@ class PointwiseNhwcConv final : public ConvKernel {
     float* y = c.out_data<float>(0);
     const int64_t rows = g_.batch * g_.out_plane(), in = g_.in_channels, out = g_.out_channels;
     const bool epilogue = bias != nullptr || g_.activation != Activation::kNone;
-    for (int64_t r = 0; r < rows; r += kBlockRows) {
-      const int64_t block = std::min(kBlockRows, rows - r);
+    for (int64_t r = 0; r < rows; r += kGemmBlockRows) {
+      const int64_t block = std::min(kGemmBlockRows, rows - r);
       parallel_sgemm(pool_, {false, true, block, out, in, 1.0f, x + r * in, in, w, in, 0.0f, y + r * out, out});
       if (epilogue) apply_bias_activation_rows(y + r * out, bias, g_.activation, block, out);
     }
@@ -89,10 +90,11 @@ class ShortNhwcConv final : public ConvKernel {
     }
     const int64_t in = g_.in_channels, out = g_.out_channels, rows = g_.batch * g_.out_plane();
     const Clamp clamp = clamp_of(g_.activation);
-    const auto blocks = static_cast<size_t>((rows + kBlockRows - 1) / kBlockRows);
+    const auto blocks = static_cast<size_t>((rows + kTileBlockRows - 1) / kTileBlockRows);
     parallel_for(pool_, blocks, 1, [&](size_t begin, size_t end) {
       for (size_t b = begin; b < end; ++b) {
-        const int64_t first = static_cast<int64_t>(b) * kBlockRows, count = std::min(kBlockRows, rows - first);
+        const int64_t first = static_cast<int64_t>(b) * kTileBlockRows;
+        const int64_t count = std::min(kTileBlockRows, rows - first);
         ShortProduct p = short_product_in_place(x + first * in, in, 1);
         p.in = w_t;
         p.in_stride = out;
@@ -111,7 +113,7 @@ class ShortNhwcConv final : public ConvKernel {
 
  private:
   // A multiple of the tiles' 6 rows; a block of y (96 x O floats) stays in L2 for its epilogue.
-  static constexpr int64_t kBlockRows = 96;
+  static constexpr int64_t kTileBlockRows = 96;
 
   // w [O, C] -> w_t [C, O].
   void transpose_weight(const float* w, float* w_t) const {
@@ -143,9 +145,10 @@ std::unique_ptr<ConvKernel> make_short_nhwc_conv(const pock_op_desc& op, const C
   return kernel;
 }
 
-bool pointwise_nhwc_takes(const ConvGeometry& g) {
-  return g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_top == 0 &&
-         g.pad_left == 0 && g.pad_bottom == 0 && g.pad_right == 0 && g.groups == 1 && !g.bf16;
+bool pointwise_nhwc_takes(const ConvGeometry& g) { return is_pointwise(g) && !g.bf16; }
+
+bool pointwise_nhwc_can_run(const ConvGeometry& g) {
+  return pointwise_nhwc_takes(g) && (g.in_channels <= kShortProductMaxDepth || pointwise_nhwc_available());
 }
 
 std::unique_ptr<ConvKernel> make_pointwise_nhwc_conv(const pock_op_desc& op, const ConvGeometry& g, KernelScope&,

@@ -1,5 +1,6 @@
-// Channels-last 1x1 convolutions as one GEMM over the batch (conv_pointwise_nhwc.cpp): the cpu
-// backend's first way for an NHWC Conv2d of a 1x1 window, stride 1, unpadded, one group, f32.
+// Channels-last 1x1 convolutions over the whole batch at once (conv_pointwise_nhwc.cpp): one sgemm,
+// or register tiles for a short reduction. The cpu backend's ways for an NHWC Conv2d of a 1x1
+// window, stride 1, unpadded, one group, f32.
 #pragma once
 #include <memory>
 
@@ -8,6 +9,8 @@
 namespace pock::cpu {
 
 bool pointwise_nhwc_takes(const ConvGeometry& g);
+// Whether one of the two ways is built in for this depth (the tiles need no library).
+bool pointwise_nhwc_can_run(const ConvGeometry& g);
 // Whether conv2d.cpp tries the sgemm way first: a reduction over 32 or more channels. Shorter ones
 // (an expansion from 16 channels) leave sgemm around its multiply-adds, and XNNPACK was as fast
 // or faster there (16 -> 96 at 32x32, batch 16, one AVX2 core: 1.39 against 1.66 ms; 24 -> 144:

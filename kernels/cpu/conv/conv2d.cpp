@@ -15,7 +15,6 @@
 #include "kernels/cpu/conv_kernel.hpp"
 #include "kernels/cpu/conv_pointwise.hpp"
 #include "kernels/cpu/conv_pointwise_nhwc.hpp"
-#include "kernels/cpu/short_product.hpp"
 #include "kernels/cpu/conv_winograd.hpp"
 #include "kernels/cpu/cpu_families.hpp"
 #include "kernels/cpu/cpu_util.hpp"
@@ -128,12 +127,7 @@ bool conv_accepts(const pock_op_desc& op) {
   ConvGeometry g;
   if (!geometry_of(op, &g)) return false;
   if (g.bf16) return !is_nhwc(op) && bf16_conv_accepts(g);  // compute "bf16": conv_bf16.hpp's way alone
-  if (is_nhwc(op)) {
-    const bool pointwise = pointwise_nhwc_takes(g) &&
-                           (g.in_channels <= kShortProductMaxDepth || pointwise_nhwc_available());
-    return pointwise ||
-           (xnnpack_conv_available() && is_constant(op.inputs[1]));
-  }
+  if (is_nhwc(op)) return pointwise_nhwc_can_run(g) || (xnnpack_conv_available() && is_constant(op.inputs[1]));
   // XNNPACK may still reject a shape at prepare; prepare then reports that no way is left.
   return g.is_depthwise() || im2col_conv_available() || (xnnpack_conv_available() && is_constant(op.inputs[1]));
 }
